@@ -1,0 +1,77 @@
+"""The ``hermes`` command. Subcommands live in their own modules and load on demand."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from hermes.errors import HermesError
+
+# name -> "module:attribute". Each module keeps heavy imports (SDKs, SQLAlchemy)
+# inside its functions so that `hermes --help` stays fast.
+COMMANDS = {
+    "chat": "hermes.cli.chat:chat",
+    "search": "hermes.cli.memory_cmds:search",
+    "import": "hermes.cli.memory_cmds:import_",
+    "export": "hermes.cli.memory_cmds:export",
+    "db": "hermes.cli.memory_cmds:db",
+    "skills": "hermes.cli.skills_cmds:skills",
+    "doctor": "hermes.cli.doctor:doctor",
+    "web": "hermes.cli.web:web",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                return None
+            raise
+        return getattr(module, attr)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True)
+@click.version_option(package_name="hermes-agent", prog_name="hermes")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Hermes: a personal AI agent that remembers and learns.
+
+    Run without a command to open the interactive REPL.
+    """
+    if ctx.invoked_subcommand is None:
+        from hermes.cli.repl import run_repl
+
+        run_repl()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: one line on stderr for every expected failure."""
+    try:
+        cli.main(args=argv, prog_name="hermes", standalone_mode=False)
+    except HermesError as exc:
+        click.echo(f"hermes: error: {exc.message}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("hermes: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("hermes: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(1)

@@ -1,0 +1,231 @@
+"""All settings, read from the environment in this one place.
+
+A ``.env`` file in the current directory (or HERMES_HOME) is loaded first;
+variables already set in the real environment win.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from hermes.errors import ConfigError
+
+PROVIDER_NAMES = ("anthropic", "openai", "openrouter")
+
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1",
+    "openrouter": "anthropic/claude-sonnet-4.5",
+}
+
+KEY_VARIABLES = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+}
+
+# The SDKs' own base-URL variables keep working; HERMES_BASE_URL wins over them.
+SDK_BASE_URL_VARIABLES = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off", ""}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting Hermes has, with its default. Build it with :meth:`from_env`."""
+
+    home: Path
+    workspace: Path
+    database_url: str
+    provider: str | None = None
+    model: str = ""
+    api_key: str | None = None
+    base_url: str | None = None
+
+    # Limits of one turn.
+    max_iterations: int = 25
+    max_tokens: int = 8192
+    # Provider connection.
+    connect_timeout: float = 10.0
+    stream_timeout: float = 120.0
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+    # Tools.
+    bash_timeout: float = 120.0
+    tool_output_limit: int = 20_000
+    read_file_limit: int = 256_000
+    search_results_limit: int = 200
+    # Curated profile memory, in characters per file.
+    user_memory_limit: int = 4_000
+    agent_memory_limit: int = 8_000
+    # Skills offered in the system prompt per message.
+    skills_in_prompt: int = 8
+
+    # Web dashboard.
+    secret_key: str | None = field(default=None, repr=False)
+    web_password: str | None = field(default=None, repr=False)
+    web_allow_no_auth: bool = False
+    web_enable_shell: bool = False
+    web_enable_write: bool = False
+    ratelimit_storage: str = "memory://"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.home / "memory"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.home / "backups"
+
+    @property
+    def history_file(self) -> Path:
+        return self.home / "repl_history"
+
+    def with_overrides(self, **changes) -> Config:
+        return replace(self, **changes)
+
+    def require_provider(self) -> None:
+        """Raise a ConfigError that says what to set when no model can be reached."""
+        if self.provider is None:
+            raise ConfigError(
+                "No model provider configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+                "OPENROUTER_API_KEY (or HERMES_PROVIDER=openai with HERMES_BASE_URL for a "
+                "local server such as Ollama)."
+            )
+        if not self.api_key:
+            raise ConfigError(
+                f"{KEY_VARIABLES[self.provider]} is not set: set it to use the "
+                f"{self.provider} provider (or point HERMES_BASE_URL at a local server)."
+            )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, dotenv: bool = True) -> Config:
+        """Read the configuration from ``environ`` (default: the process environment)."""
+        if environ is None:
+            if dotenv:
+                _load_dotenv()
+            environ = os.environ
+        env = _Env(environ)
+
+        home = Path(env.get("HERMES_HOME") or "~/.hermes").expanduser().resolve()
+        workspace = Path(env.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().resolve()
+        database_url = env.get("DATABASE_URL") or f"sqlite:///{home / 'hermes.db'}"
+
+        provider = _choose_provider(env)
+        model = env.get("HERMES_MODEL") or (DEFAULT_MODELS[provider] if provider else "")
+        base_url = None
+        api_key = None
+        if provider:
+            base_url = env.get("HERMES_BASE_URL") or env.get(SDK_BASE_URL_VARIABLES.get(provider, ""))
+            if provider == "openrouter" and not base_url:
+                base_url = OPENROUTER_BASE_URL
+            api_key = env.get(KEY_VARIABLES[provider])
+            if not api_key and base_url and provider != "openrouter":
+                # Local OpenAI-compatible servers (Ollama, llama.cpp, ...) need no key,
+                # but the SDKs insist on one.
+                api_key = "not-needed"
+
+        return cls(
+            home=home,
+            workspace=workspace,
+            database_url=database_url,
+            provider=provider,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            max_iterations=env.integer("HERMES_MAX_ITERATIONS", 25, minimum=1),
+            bash_timeout=env.number("HERMES_BASH_TIMEOUT", 120.0),
+            stream_timeout=env.number("HERMES_STREAM_TIMEOUT", 120.0),
+            max_retries=env.integer("HERMES_MAX_RETRIES", 4, minimum=0),
+            secret_key=env.get("FLASK_SECRET_KEY"),
+            web_password=env.get("HERMES_WEB_PASSWORD"),
+            web_allow_no_auth=env.flag("HERMES_WEB_ALLOW_NO_AUTH"),
+            web_enable_shell=env.flag("HERMES_WEB_ENABLE_SHELL"),
+            web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
+            ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
+        )
+
+
+def _choose_provider(env: _Env) -> str | None:
+    chosen = env.get("HERMES_PROVIDER")
+    if chosen:
+        chosen = chosen.strip().lower()
+        if chosen not in PROVIDER_NAMES:
+            valid = ", ".join(PROVIDER_NAMES)
+            raise ConfigError(f"Unknown HERMES_PROVIDER {chosen!r}: use one of {valid}.")
+        return chosen
+    # The provider whose key is set; then the one whose SDK base URL is set.
+    for name in PROVIDER_NAMES:
+        if env.get(KEY_VARIABLES[name]):
+            return name
+    for name, variable in SDK_BASE_URL_VARIABLES.items():
+        if env.get(variable):
+            return name
+    if env.get("HERMES_BASE_URL"):
+        return "openai"
+    return None
+
+
+def _load_dotenv() -> None:
+    from dotenv import load_dotenv
+
+    load_dotenv(Path.cwd() / ".env", override=False)
+    home = os.environ.get("HERMES_HOME") or "~/.hermes"
+    load_dotenv(Path(home).expanduser() / ".env", override=False)
+
+
+class _Env:
+    """Typed reads with error messages that name the variable."""
+
+    def __init__(self, environ: Mapping[str, str]):
+        self.environ = environ
+
+    def get(self, name: str) -> str | None:
+        value = self.environ.get(name) if name else None
+        return value.strip() if value and value.strip() else None
+
+    def integer(self, name: str, default: int, *, minimum: int | None = None) -> int:
+        raw = self.get(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a whole number, not {raw!r}.") from None
+        if minimum is not None and value < minimum:
+            raise ConfigError(f"{name} must be at least {minimum}, not {value}.")
+        return value
+
+    def number(self, name: str, default: float) -> float:
+        raw = self.get(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.") from None
+        if value <= 0:
+            raise ConfigError(f"{name} must be more than 0, not {raw}.")
+        return value
+
+    def flag(self, name: str) -> bool:
+        raw = (self.environ.get(name) or "").strip().lower()
+        if raw in TRUE_WORDS:
+            return True
+        if raw in FALSE_WORDS:
+            return False
+        raise ConfigError(f"{name} must be true or false, not {raw!r}.")

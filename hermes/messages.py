@@ -1,0 +1,53 @@
+"""Provider-neutral conversation value types.
+
+Rows and ids belong to the store; these are what the loop and the providers
+pass around.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes.events import ToolCall
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a conversation as the model sees it.
+
+    ``context`` is per-turn text sent to the model ahead of a user message (the
+    skills index relevant to it); it is stored so that replaying the history
+    later sends exactly the same bytes, keeping provider prompt caches warm,
+    but it is never shown or searched.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    context: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about one tool."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One call to a model: everything a provider needs, nothing it doesn't."""
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192

@@ -1,0 +1,62 @@
+"""The provider interface: one class, one ``stream()`` generator.
+
+A provider turns a :class:`~hermes.messages.ModelRequest` into a stream of
+``TextDelta``, complete ``ToolCall`` (arguments already assembled and parsed),
+``Usage`` and finally one ``StreamEnd``. Failures are raised as
+:class:`~hermes.errors.ProviderError` with ``retryable`` set honestly.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from hermes.events import StreamEnd, TextDelta, ToolCall, Usage
+from hermes.messages import Message, ModelRequest
+
+Chunk = TextDelta | ToolCall | Usage | StreamEnd
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Connection settings for one provider, taken from :class:`hermes.config.Config`."""
+
+    model: str
+    api_key: str | None = None
+    base_url: str | None = None
+    connect_timeout: float = 10.0
+    # Longest silence allowed between two chunks of a stream before we give up.
+    stream_timeout: float = 120.0
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+
+
+class Provider(ABC):
+    """A model API. Subclasses set ``name`` and ``default_model`` and implement ``stream``."""
+
+    name: ClassVar[str]
+    default_model: ClassVar[str]
+
+    def __init__(self, settings: ProviderSettings):
+        self.settings = settings
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @abstractmethod
+    def stream(self, request: ModelRequest) -> Iterator[Chunk]:
+        """Stream one model response."""
+
+    def complete(self, system: str, prompt: str, *, max_tokens: int = 2048) -> str:
+        """Ask for a plain-text answer with no tools (the curator and summaries use this)."""
+        request = ModelRequest(
+            model=self.model,
+            system=system,
+            messages=(Message(role="user", content=prompt),),
+            max_tokens=max_tokens,
+        )
+        return "".join(c.delta for c in self.stream(request) if isinstance(c, TextDelta))
