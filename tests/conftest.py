@@ -8,7 +8,7 @@ import pytest
 
 from hermes.config import Config
 
-pytest_plugins = ["tests.fakes.llm_fixtures"]
+pytest_plugins = ["tests.fakes.llm_fixtures", "tests.fixtures.store", "tests.fixtures.skills"]
 
 
 @pytest.fixture
