@@ -130,7 +130,9 @@ class Config:
         base_url = None
         api_key = None
         if provider:
-            base_url = env.get("HERMES_BASE_URL") or env.get(SDK_BASE_URL_VARIABLES.get(provider, ""))
+            base_url = env.get("HERMES_BASE_URL") or env.get(
+                SDK_BASE_URL_VARIABLES.get(provider, "")
+            )
             if provider == "openrouter" and not base_url:
                 base_url = OPENROUTER_BASE_URL
             api_key = env.get(KEY_VARIABLES[provider])
@@ -158,6 +160,20 @@ class Config:
             web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
         )
+
+
+# Never handed to a child process: run_bash's commands see the rest of the environment.
+SECRET_VARIABLES = (
+    *KEY_VARIABLES.values(),
+    "FLASK_SECRET_KEY",
+    "HERMES_WEB_PASSWORD",
+    "DATABASE_URL",
+)
+
+
+def child_environment() -> dict[str, str]:
+    """The environment for commands the agent runs, with Hermes' own secrets removed."""
+    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
 
 
 def _choose_provider(env: _Env) -> str | None:

@@ -3,4 +3,11 @@
 from hermes.providers.base import Chunk, Provider, ProviderSettings
 from hermes.providers.registry import PROVIDERS, create_provider, provider_class
 
-__all__ = ["PROVIDERS", "Chunk", "Provider", "ProviderSettings", "create_provider", "provider_class"]
+__all__ = [
+    "PROVIDERS",
+    "Chunk",
+    "Provider",
+    "ProviderSettings",
+    "create_provider",
+    "provider_class",
+]

@@ -31,7 +31,9 @@ def provider_class(name: str) -> type[Provider]:
         entry = PROVIDERS[name]
     except KeyError:
         valid = ", ".join(sorted(PROVIDERS))
-        raise ConfigError(f"Unknown provider {name!r}: set HERMES_PROVIDER to one of {valid}.") from None
+        raise ConfigError(
+            f"Unknown provider {name!r}: set HERMES_PROVIDER to one of {valid}."
+        ) from None
     if isinstance(entry, str):
         module_name, _, attr = entry.partition(":")
         entry = getattr(importlib.import_module(module_name), attr)

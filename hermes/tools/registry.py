@@ -73,7 +73,9 @@ class Tool:
         properties = schema.get("properties", {})
         unknown = sorted(set(arguments) - set(properties))
         if unknown:
-            raise ToolError(f"unknown argument(s) {', '.join(unknown)}; {self.name} takes {', '.join(properties) or 'none'}")
+            raise ToolError(
+                f"unknown argument(s) {', '.join(unknown)}; {self.name} takes {', '.join(properties) or 'none'}"
+            )
         for required in schema.get("required", []):
             if required not in arguments:
                 raise ToolError(f"missing required argument {required!r}")
@@ -171,7 +173,12 @@ def _check_value(key: str, value: Any, schema: dict[str, Any]) -> Any:
         "array": isinstance(value, list),
         "object": isinstance(value, dict),
     }.get(kind, True)
-    if not ok and kind == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if (
+        not ok
+        and kind == "integer"
+        and isinstance(value, str)
+        and value.strip().lstrip("-").isdigit()
+    ):
         # Small local models often quote numbers; accept "12" for 12.
         return int(value)
     if not ok and kind == "integer" and isinstance(value, float) and value.is_integer():

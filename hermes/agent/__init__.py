@@ -1,0 +1,1 @@
+"""The agent: the turn loop and its prompts."""

@@ -1,0 +1,290 @@
+"""The turn loop: stream, run the tools the model asked for, feed results back, repeat.
+
+One generator, :meth:`Agent.run_turn`, yields the typed events of
+:mod:`hermes.events`. Every message is written to the store before anything
+acts on it (the assistant message with its tool calls is recorded before a
+tool runs), so a crash or a cancel never loses what already happened.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hermes.config import Config
+from hermes.errors import HermesError, ProviderError, ToolError
+from hermes.events import (
+    Done,
+    ErrorEvent,
+    Event,
+    SkillEvent,
+    StreamEnd,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    TurnStart,
+    Usage,
+)
+from hermes.messages import Message, ModelRequest
+from hermes.providers.base import Provider
+from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
+
+# A turn with at least this many tool calls is offered to the curator.
+MIN_TOOL_CALLS_FOR_SKILL = 3
+
+
+class TurnCancelled(Exception):
+    """Raised inside the loop when the cancel event is seen at a safe point."""
+
+
+@dataclass
+class _Response:
+    """What one model call produced."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+
+
+class Agent:
+    """Runs turns against one provider, one store, and one set of tools."""
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        provider: Provider,
+        store,
+        tools: ToolRegistry,
+        skills=None,
+        profile=None,
+        curator=None,
+    ):
+        self.config = config
+        self.provider = provider
+        self.store = store
+        self.tools = tools
+        self.skills = skills
+        self.profile = profile
+        self.curator = curator
+
+    # -- the turn --------------------------------------------------------------
+
+    def run_turn(
+        self,
+        session_id: int,
+        text: str,
+        *,
+        turn_id: str | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Event]:
+        """Run one user turn; yields events ending with exactly one :class:`Done`."""
+        cancel = cancel or threading.Event()
+        turn_id = turn_id or uuid.uuid4().hex
+        system = self.system_prompt(session_id)
+        if not self.store.get_session(session_id).title:
+            self.store.update_session(session_id, title=title_from(text))
+        user = self.store.add_message(
+            session_id,
+            Message(role="user", content=text, context=self._turn_context(text)),
+            turn_id=turn_id,
+        )
+        yield TurnStart(session_id=session_id, user_message_id=user.id)
+
+        history = self.store.history(session_id)
+        turn_messages: list[Message] = [user.message]
+        ctx = ToolContext(
+            config=self.config,
+            session_id=session_id,
+            store=self.store,
+            skills=self.skills,
+            profile=self.profile,
+            cancel=cancel,
+        )
+        usage = Usage()
+        tool_call_count = 0
+        assistant_id: int | None = None
+        stop_reason = "max_iterations"
+
+        for _ in range(self.config.max_iterations):
+            response = _Response(text="", tool_calls=[], usage=Usage())
+            try:
+                yield from self._stream(system, history, response, cancel)
+            except (ProviderError, TurnCancelled) as exc:
+                usage += response.usage
+                if response.text:
+                    # Keep what the user already saw.
+                    partial = Message(role="assistant", content=response.text)
+                    assistant_id = self._record(session_id, partial, turn_id).id
+                if isinstance(exc, TurnCancelled):
+                    stop_reason = "cancelled"
+                else:
+                    yield ErrorEvent(message=exc.message, retryable=exc.retryable)
+                    stop_reason = "error"
+                break
+            usage += response.usage
+
+            assistant = Message(
+                role="assistant", content=response.text, tool_calls=tuple(response.tool_calls)
+            )
+            assistant_id = self._record(session_id, assistant, turn_id).id
+            history.append(assistant)
+            turn_messages.append(assistant)
+            if not response.tool_calls:
+                stop_reason = "end_turn"
+                break
+
+            for call in response.tool_calls:
+                if cancel.is_set():
+                    result = ToolResult(
+                        id=call.id, name=call.name, output="cancelled by the user", is_error=True
+                    )
+                    extra: tuple[Event, ...] = ()
+                else:
+                    result, extra = self._run_tool(ctx, call)
+                    tool_call_count += 1
+                yield result
+                yield from extra
+                tool_message = Message(
+                    role="tool",
+                    content=result.output,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    is_error=result.is_error,
+                )
+                self._record(session_id, tool_message, turn_id)
+                history.append(tool_message)
+                turn_messages.append(tool_message)
+            if cancel.is_set():
+                stop_reason = "cancelled"
+                break
+
+        if stop_reason == "end_turn" and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
+            event = self._curate(turn_messages, session_id)
+            if event is not None:
+                yield event
+
+        self.store.add_usage(session_id, usage)
+        yield usage
+        yield Done(stop_reason=stop_reason, assistant_message_id=assistant_id)
+
+    # -- pieces ----------------------------------------------------------------
+
+    def system_prompt(self, session_id: int) -> str:
+        """The session's system prompt, frozen at its first turn so prompt caches keep hitting."""
+        session = self.store.get_session(session_id)
+        if session.system_prompt:
+            return session.system_prompt
+        from hermes.agent.prompts import build_system_prompt
+
+        prompt = build_system_prompt(
+            workspace=self.config.workspace,
+            profile_snapshot=self.profile.snapshot() if self.profile else "",
+            tool_names=self.tools.names(),
+            skill_count=len(self.skills.list()) if self.skills else 0,
+        )
+        self.store.update_session(session_id, system_prompt=prompt)
+        return prompt
+
+    def _turn_context(self, text: str) -> str | None:
+        """The index of skills relevant to this message, sent ahead of it (never all skills)."""
+        if self.skills is None:
+            return None
+        from hermes.agent.prompts import build_turn_context
+
+        return build_turn_context(self.skills.relevant(text, limit=self.config.skills_in_prompt))
+
+    def _stream(
+        self, system: str, history: list[Message], response: _Response, cancel: threading.Event
+    ) -> Iterator[Event]:
+        request = ModelRequest(
+            model=self.provider.model,
+            system=system,
+            messages=tuple(history),
+            tools=self.tools.specs(),
+            max_tokens=self.config.max_tokens,
+        )
+        stream = self.provider.stream(request)
+        try:
+            for chunk in stream:
+                if cancel.is_set():
+                    raise TurnCancelled()
+                if isinstance(chunk, TextDelta):
+                    response.text += chunk.delta
+                    yield chunk
+                elif isinstance(chunk, ToolCall):
+                    if not chunk.id:
+                        # Some local servers send no call ids; the history needs them.
+                        chunk = ToolCall(
+                            id=f"call_{uuid.uuid4().hex[:12]}",
+                            name=chunk.name,
+                            input=chunk.input,
+                            input_error=chunk.input_error,
+                        )
+                    response.tool_calls.append(chunk)
+                    yield chunk
+                elif isinstance(chunk, Usage):
+                    response.usage += chunk
+                elif isinstance(chunk, StreamEnd):
+                    pass
+        finally:
+            # Closing the generator closes the HTTP response when we stop early.
+            stream.close()
+
+    def _run_tool(self, ctx: ToolContext, call: ToolCall) -> tuple[ToolResult, tuple[Event, ...]]:
+        """Run one tool call; every failure becomes an error result for the model."""
+        started = time.monotonic()
+        events: tuple[Event, ...] = ()
+        is_error = False
+        tool = self.tools.get(call.name)
+        try:
+            if tool is None:
+                raise ToolError(
+                    f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names())}"
+                )
+            if call.input_error:
+                raise ToolError(f"invalid arguments: {call.input_error}")
+            result = tool.function(ctx, **tool.validate(call.input))
+            if isinstance(result, ToolOutput):
+                output, events = result.text, result.events
+            else:
+                output = str(result)
+        except HermesError as exc:
+            output, is_error = f"error: {exc.message}", True
+        except Exception as exc:  # a bug in a tool must not end the user's turn
+            output, is_error = f"error: {call.name} failed: {type(exc).__name__}: {exc}", True
+        output = _cap(output, self.config.tool_output_limit)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        result = ToolResult(
+            id=call.id, name=call.name, output=output, is_error=is_error, duration_ms=duration_ms
+        )
+        return result, events
+
+    def _curate(self, turn_messages: list[Message], session_id: int) -> SkillEvent | None:
+        if self.curator is None:
+            return None
+        return self.curator.propose_skill(turn_messages, session_id=session_id)
+
+    def _record(self, session_id: int, message: Message, turn_id: str):
+        return self.store.add_message(session_id, message, turn_id=turn_id)
+
+
+def title_from(text: str, limit: int = 60) -> str:
+    """A session title from its first message: the first line, cut at a word boundary."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line or "New chat"
+    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
+    return cut + "…"
+
+
+def _cap(text: str, limit: int) -> str:
+    """Keep the head and tail of an oversized tool output, with a visible marker."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    dropped = len(text) - 2 * half
+    return f"{text[:half]}\n[... {dropped} characters truncated ...]\n{text[-half:]}"
