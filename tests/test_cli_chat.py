@@ -1,0 +1,126 @@
+"""`hermes chat -q` as a user runs it: a real subprocess against the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def hermes(args, *, env, cwd, timeout=60):
+    return subprocess.run(
+        [sys.executable, "-m", "hermes", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def env(hermes_home, workspace, fake_llm, wire):
+    base = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    base.pop("HERMES_PROVIDER", None)
+    base.update(fake_llm.env(wire))
+    base.update(
+        HERMES_HOME=str(hermes_home),
+        HERMES_WORKSPACE=str(workspace),
+        HERMES_MAX_RETRIES="1",
+    )
+    return base
+
+
+def test_answer_is_streamed_to_stdout(env, workspace, fake_llm):
+    (workspace / "todo.txt").write_text("buy milk\n")
+    fake_llm.reply(tool_calls=[("read_file", {"path": "todo.txt"})])
+    fake_llm.reply(text="Your list says: buy milk.")
+    result = hermes(["chat", "-q", "what is on my list?"], env=env, cwd=workspace)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Your list says: buy milk."
+    assert "read_file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_json_prints_the_event_stream(env, workspace, fake_llm):
+    fake_llm.reply(tool_calls=[("list_dir", {})])
+    fake_llm.reply(text="Nothing much here.", usage=(30, 4))
+    result = hermes(["chat", "-q", "look around", "--json"], env=env, cwd=workspace)
+
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "turn_start" and kinds[-2:] == ["usage", "done"]
+    assert {"tool_call", "tool_result", "text"} <= set(kinds)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert len({e["turn_id"] for e in events}) == 1
+    call = next(e for e in events if e["type"] == "tool_call")
+    assert set(call) == {"seq", "turn_id", "type", "id", "name", "input"}
+    result_event = next(e for e in events if e["type"] == "tool_result")
+    assert set(result_event) >= {"id", "name", "output", "is_error", "duration_ms"}
+    usage = events[-2]
+    assert set(usage) == {
+        "seq",
+        "turn_id",
+        "type",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost_usd",
+    }
+    assert events[-1]["stop_reason"] == "end_turn"
+    assert isinstance(events[-1]["assistant_message_id"], int)
+
+
+def test_session_continues_with_its_history(env, workspace, fake_llm):
+    fake_llm.reply(text="Nice to meet you, Ada.")
+    first = hermes(["chat", "-q", "my name is Ada", "--json"], env=env, cwd=workspace)
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    fake_llm.reply(text="You are Ada.")
+    fake_llm.reply(text="I met Ada and learned her name.")  # the session summary
+    second = hermes(
+        ["chat", "-q", "who am I?", "--session", str(session_id)], env=env, cwd=workspace
+    )
+    assert second.returncode == 0, second.stderr
+    assert "my name is Ada" in str(fake_llm.requests[1].json["messages"])
+
+
+def test_provider_error_exits_non_zero_with_one_line(env, workspace, fake_llm):
+    for _ in range(3):
+        fake_llm.error(500)
+    result = hermes(["chat", "-q", "hello"], env=env, cwd=workspace)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("hermes: error:")
+
+
+def test_unknown_session_is_a_clear_error(env, workspace):
+    result = hermes(["chat", "-q", "hello", "--session", "999"], env=env, cwd=workspace)
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0
+    assert "999" in result.stderr
+
+
+def test_missing_key_names_the_variable(hermes_home, workspace):
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    env.update(HERMES_HOME=str(hermes_home), HERMES_PROVIDER="anthropic")
+    result = hermes(["chat", "-q", "hello"], env=env, cwd=workspace)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "hermes: error: ANTHROPIC_API_KEY is not set: set it to use the anthropic provider "
+        "(or point HERMES_BASE_URL at a local server)."
+    )
+
+
+def test_unknown_provider_lists_the_valid_ones(hermes_home, workspace):
+    env = dict(os.environ, HERMES_HOME=str(hermes_home), HERMES_PROVIDER="gemini")
+    result = hermes(["chat", "-q", "hello"], env=env, cwd=workspace)
+    assert result.returncode == 2
+    assert "anthropic, openai, openrouter" in result.stderr
+    assert "Traceback" not in result.stderr

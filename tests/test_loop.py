@@ -1,0 +1,199 @@
+"""The turn loop driven through the real SDKs against the scripted model server."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from hermes.runtime import Runtime
+
+
+@pytest.fixture
+def runtime(make_config, fake_llm, wire):
+    rt = Runtime(make_config(**fake_llm.config_overrides(wire), max_retries=1))
+    yield rt
+    rt.close()
+
+
+def run(runtime: Runtime, text: str, session_id: int | None = None, cancel=None):
+    if session_id is None:
+        session_id = runtime.store.create_session(source="cli").id
+    events = list(runtime.agent().run_turn(session_id, text, cancel=cancel))
+    return session_id, events
+
+
+def types(events) -> list[str]:
+    return [e.type for e in events]
+
+
+def test_plain_answer_streams_and_is_stored(runtime, fake_llm):
+    fake_llm.reply(text="Hello there, how can I help?", usage=(21, 7))
+    session_id, events = run(runtime, "hi")
+
+    assert types(events)[0] == "turn_start"
+    assert types(events)[-2:] == ["usage", "done"]
+    text = "".join(e.delta for e in events if e.type == "text")
+    assert text == "Hello there, how can I help?"
+    assert len([e for e in events if e.type == "text"]) > 1, "answer should arrive in pieces"
+    usage, done = events[-2], events[-1]
+    assert (usage.input_tokens, usage.output_tokens) == (21, 7)
+    assert done.stop_reason == "end_turn"
+
+    stored = runtime.store.messages(session_id)
+    assert [m.message.role for m in stored] == ["user", "assistant"]
+    assert stored[1].id == done.assistant_message_id
+    assert stored[1].message.content == text
+    assert runtime.store.get_session(session_id).title == "hi"
+
+
+def test_tool_call_runs_and_result_goes_back_to_the_model(runtime, fake_llm, workspace):
+    (workspace / "notes.txt").write_text("the launch code is 1234\n")
+    fake_llm.reply(tool_calls=[("read_file", {"path": "notes.txt"})])
+    fake_llm.reply(text="The code is 1234.")
+    session_id, events = run(runtime, "what is in notes.txt?")
+
+    call = next(e for e in events if e.type == "tool_call")
+    result = next(e for e in events if e.type == "tool_result")
+    assert (call.name, call.input) == ("read_file", {"path": "notes.txt"})
+    assert result.id == call.id and not result.is_error
+    assert "the launch code is 1234" in result.output
+    assert events[-1].stop_reason == "end_turn"
+
+    # The second request carries the tool result back to the model.
+    second = fake_llm.requests[1].json
+    assert "the launch code is 1234" in str(second["messages"])
+    roles = [m.message.role for m in runtime.store.messages(session_id)]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    stored_call = runtime.store.messages(session_id)[1].message.tool_calls[0]
+    assert stored_call.name == "read_file"
+
+
+def test_tool_failures_go_back_to_the_model_and_the_turn_goes_on(runtime, fake_llm):
+    fake_llm.reply(
+        tool_calls=[
+            ("no_such_tool", {}),
+            ("read_file", {"path": "../outside.txt"}),
+            ("read_file", {"wrong_argument": 1}),
+        ]
+    )
+    fake_llm.reply(text="Sorry, I could not read it.")
+    _, events = run(runtime, "read the file outside")
+
+    results = [e for e in events if e.type == "tool_result"]
+    assert [r.is_error for r in results] == [True, True, True]
+    assert "unknown tool" in results[0].output
+    assert "outside the workspace" in results[1].output
+    assert "wrong_argument" in results[2].output
+    assert events[-1].stop_reason == "end_turn"
+
+
+def test_iteration_limit_ends_the_turn(make_config, fake_llm, wire):
+    runtime = Runtime(make_config(**fake_llm.config_overrides(wire), max_iterations=2))
+    for _ in range(2):
+        fake_llm.reply(tool_calls=[("list_dir", {})])
+    _, events = run(runtime, "loop forever")
+    runtime.close()
+    assert events[-1].stop_reason == "max_iterations"
+    assert len(fake_llm.requests) == 2
+
+
+def test_cut_stream_keeps_partial_text_and_reports_error(runtime, fake_llm):
+    fake_llm.reply(text="The first part of a long answer that never finishes", cut_after=4)
+    session_id, events = run(runtime, "tell me a story")
+
+    partial = "".join(e.delta for e in events if e.type == "text")
+    assert partial
+    assert "The first part of a long answer that never finishes".startswith(partial)
+    assert partial != "The first part of a long answer that never finishes"
+    error = next(e for e in events if e.type == "error")
+    assert error.retryable
+    done = events[-1]
+    assert done.stop_reason == "error"
+    stored = runtime.store.messages(session_id)
+    assert stored[-1].message.content == partial
+    assert stored[-1].id == done.assistant_message_id
+
+
+def test_server_error_ends_with_a_clear_message(runtime, fake_llm):
+    for _ in range(3):
+        fake_llm.error(500)
+    _, events = run(runtime, "hello?")
+    error = next(e for e in events if e.type == "error")
+    assert "500" in error.message or "server" in error.message.lower()
+    assert events[-1].stop_reason == "error"
+
+
+def test_rate_limit_is_retried(runtime, fake_llm):
+    fake_llm.error(429, retry_after=0)
+    fake_llm.reply(text="Made it.")
+    _, events = run(runtime, "hello?")
+    assert "".join(e.delta for e in events if e.type == "text") == "Made it."
+    assert events[-1].stop_reason == "end_turn"
+    assert len(fake_llm.requests) == 2
+
+
+def test_cancel_before_tools_records_cancelled_results(runtime, fake_llm):
+    cancel = threading.Event()
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("list_dir", {"path": "."})])
+    session_id = runtime.store.create_session().id
+    events = []
+    for event in runtime.agent().run_turn(session_id, "look around", cancel=cancel):
+        events.append(event)
+        if event.type == "tool_call":
+            cancel.set()
+    results = [e for e in events if e.type == "tool_result"]
+    assert [r.output for r in results] == ["cancelled by the user"] * 2
+    assert events[-1].stop_reason == "cancelled"
+    # Every tool call still has its result, so the history stays valid for the next turn.
+    roles = [m.message.role for m in runtime.store.messages(session_id)]
+    assert roles == ["user", "assistant", "tool", "tool"]
+    fake_llm.reply(text="ok")
+    _, events = run(runtime, "continue", session_id=session_id)
+    assert events[-1].stop_reason == "end_turn"
+
+
+def test_system_prompt_is_identical_across_calls_and_turns(runtime, fake_llm):
+    fake_llm.reply(tool_calls=[("list_dir", {})])
+    fake_llm.reply(text="done")
+    session_id, _ = run(runtime, "first")
+    fake_llm.reply(text="again")
+    run(runtime, "second", session_id=session_id)
+
+    systems = [str(r.json.get("system") or r.json["messages"][0]) for r in fake_llm.requests]
+    assert len(set(systems)) == 1
+    tools = [str(r.json["tools"]) for r in fake_llm.requests]
+    assert len(set(tools)) == 1
+
+
+def test_three_tool_calls_reach_the_curator_and_two_do_not(runtime, fake_llm, workspace):
+    (workspace / "app.py").write_text("print('hi')\n")
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("read_file", {"path": "app.py"})])
+    fake_llm.reply(text="It prints hi.")
+    _, events = run(runtime, "what does app.py do?")
+    assert "skill" not in types(events)
+    assert len(fake_llm.requests) == 2  # no curator call
+
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("read_file", {"path": "app.py"})])
+    fake_llm.reply(tool_calls=[("run_bash", {"command": "python app.py"})])
+    fake_llm.reply(text="Ran it: it prints hi.")
+    fake_llm.reply(
+        text=(
+            "NAME: run-python-script\n"
+            "DESCRIPTION: Run a Python script in the workspace and report its output. "
+            "Use when asked to run or check a script.\n"
+            "TRIGGERS: python, run, script\n"
+            "BODY:\n1. List the workspace.\n2. Read the script.\n3. Run it with python.\n"
+        )
+    )
+    session_id, events = run(runtime, "run app.py and tell me what it prints")
+    skill = next(e for e in events if e.type == "skill")
+    assert (skill.action, skill.name, skill.version) == ("created", "run-python-script", 1)
+    assert types(events)[-3:] == ["skill", "usage", "done"]
+    created = runtime.skills.get("run-python-script")
+    assert created.source_session in (session_id, str(session_id))
+
+    # The next related message finds the skill in what is sent to the model.
+    fake_llm.reply(text="Sure.")
+    run(runtime, "please run the python script again")
+    assert "run-python-script" in str(fake_llm.requests[-1].json["messages"])
