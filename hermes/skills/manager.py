@@ -1,0 +1,391 @@
+"""The skill library on disk: ``HERMES_HOME/skills/<name>/SKILL.md`` folders.
+
+Every write goes through a temporary file (or staging folder) and a rename,
+so a crash never leaves half a skill. Parsed skills are cached by file stamp,
+so listing or ranking 500 skills costs a directory scan and 500 ``stat`` calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hermes.errors import Conflict, NotFound, SkillError
+from hermes.skills import history
+from hermes.skills.history import SkillVersion
+from hermes.skills.index import Terms, rank
+from hermes.skills.schema import (
+    MAX_FILE_BYTES,
+    SKILL_FILE,
+    Skill,
+    parse_skill_md,
+    render_skill_md,
+    split_triggers,
+    validate_name,
+    validate_skill,
+)
+
+log = logging.getLogger(__name__)
+
+# One lock per skills folder, shared by every manager on it in this process
+# (the web server builds several), so read-modify-write steps don't interleave.
+_LOCKS: dict[Path, threading.RLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(root: Path) -> threading.RLock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(root, threading.RLock())
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class SkillManager:
+    """Create, find, refine and version the skills in one folder."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).expanduser().resolve()
+        self._lock = _lock_for(self.root)
+        self._cache: dict[str, tuple[tuple, Skill | None, Terms | None]] = {}
+
+    # -- reading ---------------------------------------------------------------
+
+    def list(self) -> list[Skill]:
+        """Every loadable skill, by name. Unreadable ones are skipped with a warning."""
+        return [skill for skill, _ in self._entries()]
+
+    def get(self, name: str) -> Skill:
+        """The skill called ``name``; SkillError for an illegal name, NotFound if absent."""
+        validate_name(name)
+        folder = self.root / name
+        if folder.is_symlink() or not (folder / SKILL_FILE).is_file():
+            raise NotFound(f"No skill named {name!r}. `hermes skills list` shows the skills.")
+        loaded = self._load(folder)
+        if loaded is None:
+            raise SkillError(f"Skill {name!r} has an unreadable SKILL.md; fix or delete it.")
+        return loaded[0]
+
+    def exists(self, name: str) -> bool:
+        try:
+            self.get(name)
+        except (NotFound, SkillError):
+            return False
+        return True
+
+    def search(self, query: str, limit: int = 20) -> list[Skill]:
+        """Skills matching ``query`` in name, description, triggers or body, best first."""
+        entries = self._entries()
+        if not query or not query.strip():
+            return [skill for skill, _ in entries][:limit]
+        found = rank(query, entries, limit=limit, use_body=True)
+        needle = " ".join(query.lower().split())
+        for skill, _ in entries:
+            if len(found) >= limit:
+                break
+            haystack = (
+                f"{skill.name}\n{skill.description}\n{','.join(skill.triggers)}\n{skill.body}"
+            )
+            if skill not in found and needle in haystack.lower():
+                found.append(skill)
+        return found
+
+    def relevant(self, text: str, limit: int = 8) -> list[Skill]:
+        """The few skills most related to a user message, for the per-message index."""
+        return rank(text, self._entries(), limit=limit, use_body=False)
+
+    def terms(self) -> list[tuple[Skill, Terms]]:
+        """Skills with their indexed words (the curator uses them to spot twins)."""
+        return self._entries()
+
+    # -- writing ---------------------------------------------------------------
+
+    def create(
+        self,
+        name: str,
+        description: str,
+        body: str,
+        *,
+        triggers: Iterable[str] = (),
+        created_by: str = "agent",
+        source_session: int | str | None = None,
+    ) -> Skill:
+        """Write a new skill at version 1. Conflict if the name is taken."""
+        skill = Skill(
+            name=name,
+            description=" ".join(str(description).split()),
+            body=str(body).strip(),
+            metadata=_hermes_metadata(
+                triggers=triggers,
+                version=1,
+                uses=0,
+                created_by="agent" if created_by == "agent" else "user",
+                source_session=source_session,
+            ),
+        )
+        validate_skill(skill)
+        with self._lock:
+            self._install(skill.name, {SKILL_FILE: render_skill_md(skill)})
+        return self.get(name)
+
+    def refine(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        body: str | None = None,
+        triggers: Iterable[str] | None = None,
+        source_session: int | str | None = None,
+    ) -> Skill:
+        """Write a new version of a skill (version + 1); the previous one is kept."""
+        with self._lock:
+            current = self.get(name)
+            changed = current
+            if description is not None:
+                changed = replace(changed, description=" ".join(description.split()))
+            if body is not None:
+                changed = replace(changed, body=body.strip())
+            if triggers is not None:
+                changed = changed.with_metadata(triggers=", ".join(split_triggers(list(triggers))))
+            if source_session is not None:
+                changed = changed.with_metadata(source_session=str(source_session))
+            return self._write_version(current, changed)
+
+    def update(
+        self,
+        name: str,
+        text: str | None = None,
+        *,
+        description: str | None = None,
+        body: str | None = None,
+        triggers: Iterable[str] | str | None = None,
+    ) -> Skill:
+        """A user's edit (web editor, PUT /api/skills/<name>): version + 1.
+
+        Pass either the whole SKILL.md ``text`` (its name must stay the same;
+        version and uses are managed here, whatever the text says) or fields.
+        """
+        with self._lock:
+            current = self.get(name)
+            if text is not None:
+                edited = parse_skill_md(text)
+                if edited.name != name:
+                    raise SkillError(
+                        f"The edited text names the skill {edited.name!r}; a skill cannot be "
+                        f"renamed by editing, so keep 'name: {name}'."
+                    )
+                keep = {
+                    k: current.metadata[k]
+                    for k in ("version", "uses", "created-by")
+                    if k in current.metadata
+                }
+                changed = replace(edited, path=current.path, metadata={**edited.metadata, **keep})
+            else:
+                changed = current
+                if description is not None:
+                    changed = replace(changed, description=" ".join(description.split()))
+                if body is not None:
+                    changed = replace(changed, body=body.strip())
+            if triggers is not None:
+                changed = changed.with_metadata(triggers=", ".join(split_triggers(triggers)))
+            return self._write_version(current, changed)
+
+    def record_use(self, name: str) -> Skill:
+        """Count one use (uses + 1). Not a new version."""
+        with self._lock:
+            current = self.get(name)
+            used = current.with_metadata(uses=str(current.uses + 1))
+            history.atomic_write(self.root / name / SKILL_FILE, render_skill_md(used))
+            return self.get(name)
+
+    def delete(self, name: str) -> None:
+        """Remove a skill with all its files and versions."""
+        with self._lock:
+            self.get(name)
+            folder = self.root / name
+            trash = Path(tempfile.mkdtemp(dir=self.root, prefix=".trash-"))
+            os.replace(folder, trash / name)
+            shutil.rmtree(trash, ignore_errors=True)
+            self._cache.pop(name, None)
+
+    # -- versions --------------------------------------------------------------
+
+    def versions(self, name: str) -> list[SkillVersion]:
+        """All versions of a skill, oldest first; the last is the current one."""
+        current = self.get(name)
+        folder = self.root / name
+        kept = {}
+        for number, path in history.archived(folder).items():
+            if number < current.version:
+                try:
+                    stamp = parse_skill_md(path.read_text(encoding="utf-8")).updated_at
+                except (SkillError, OSError, UnicodeDecodeError):
+                    stamp = None
+                kept[number] = SkillVersion(number, stamp or history.file_time(path))
+        kept[current.version] = SkillVersion(current.version, current.updated_at, current=True)
+        return [kept[number] for number in sorted(kept)]
+
+    def version_text(self, name: str, version: int) -> str:
+        """The SKILL.md text of one version."""
+        current = self.get(name)
+        if version == current.version:
+            return (self.root / name / SKILL_FILE).read_text(encoding="utf-8")
+        if version > current.version:
+            raise NotFound(f"Skill {name!r} is at version {current.version}; no version {version}.")
+        return history.read_archived(self.root / name, version)
+
+    def diff(self, name: str, a: int, b: int) -> str:
+        """A unified diff from version ``a`` to version ``b`` (empty when identical)."""
+        return history.unified_diff(
+            name, a, self.version_text(name, a), b, self.version_text(name, b)
+        )
+
+    def restore(self, name: str, version: int) -> Skill:
+        """Make an earlier version current again, as a new version (nothing is lost)."""
+        with self._lock:
+            current = self.get(name)
+            old = parse_skill_md(self.version_text(name, version), folder_name=name)
+            return self._write_version(current, replace(old, path=current.path))
+
+    # -- import / export -------------------------------------------------------
+
+    def import_path(self, path: Path) -> list[Skill]:
+        """Install skills from a folder, a SKILL.md, a .zip, or a folder of skills."""
+        from hermes.skills.archive import collect
+
+        with self._lock, collect(Path(path), staging_root=self.root) as found:
+            for name, _ in found:
+                if (self.root / name).exists():
+                    raise Conflict(
+                        f"A skill named {name!r} already exists; delete it first or rename "
+                        "the one you are importing."
+                    )
+            installed: list[str] = []
+            try:
+                for name, folder in found:
+                    os.replace(folder, self.root / name)
+                    installed.append(name)
+            except OSError as exc:
+                for name in installed:
+                    shutil.rmtree(self.root / name, ignore_errors=True)
+                raise SkillError(f"Could not install the skills: {exc.strerror}.") from None
+        return [self.get(name) for name in installed]
+
+    def export_zip(self, name: str, dest: Path) -> Path:
+        """Write the skill as ``<name>/...`` into a zip (without its version history)."""
+        from hermes.skills.archive import write_zip
+
+        self.get(name)
+        return write_zip(self.root / name, Path(dest))
+
+    # -- internals -------------------------------------------------------------
+
+    def _write_version(self, current: Skill, changed: Skill) -> Skill:
+        folder = self.root / current.name
+        new = changed.with_metadata(
+            version=str(current.version + 1), uses=str(current.uses), updated_at=_now()
+        )
+        # Keys a foreign skill already had stay tolerated; new unknown keys do not.
+        fresh_extra = {k: v for k, v in new.extra.items() if k not in current.extra}
+        validate_skill(replace(new, extra=fresh_extra), folder_name=current.name)
+        history.archive(folder, current.version, (folder / SKILL_FILE).read_text(encoding="utf-8"))
+        history.atomic_write(folder / SKILL_FILE, render_skill_md(new))
+        return self.get(current.name)
+
+    def _install(self, name: str, files: dict[str, str]) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if (self.root / name).exists():
+            raise Conflict(
+                f"A skill named {name!r} already exists; refine it or choose another name."
+            )
+        staging = Path(tempfile.mkdtemp(dir=self.root, prefix=".staging-"))
+        try:
+            for relative, text in files.items():
+                (staging / relative).write_text(text, encoding="utf-8")
+            try:
+                os.rename(staging, self.root / name)
+            except OSError:
+                raise Conflict(f"A skill named {name!r} already exists.") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _entries(self) -> list[tuple[Skill, Terms]]:
+        if not self.root.is_dir():
+            return []
+        found = []
+        seen = set()
+        with os.scandir(self.root) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    validate_name(entry.name)
+                except SkillError:
+                    self._warn_once(entry.name, "folder name is not a valid skill name")
+                    continue
+                loaded = self._load(Path(entry.path))
+                if loaded is not None:
+                    found.append(loaded)
+                    seen.add(entry.name)
+        for stale in set(self._cache) - seen:
+            self._cache.pop(stale, None)
+        return found
+
+    def _warn_once(self, name: str, reason: str) -> None:
+        if self._cache.get(name, ((),))[0] != ("bad-name",):
+            log.warning("skipping skill folder %s: %s", name, reason)
+            self._cache[name] = (("bad-name",), None, None)
+
+    def _load(self, folder: Path) -> tuple[Skill, Terms] | None:
+        """Parse a skill folder leniently, through the cache. None when unusable."""
+        path = folder / SKILL_FILE
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        cached = self._cache.get(folder.name)
+        if cached is not None and cached[0] == stamp:
+            return None if cached[1] is None else (cached[1], cached[2])
+        skill = terms = None
+        try:
+            if info.st_size > MAX_FILE_BYTES:
+                raise SkillError(f"SKILL.md is larger than {MAX_FILE_BYTES} bytes")
+            skill = parse_skill_md(path.read_text(encoding="utf-8"), folder_name=folder.name)
+            skill = replace(skill, path=folder)
+            terms = Terms.of(skill)
+        except (SkillError, OSError, UnicodeDecodeError) as exc:
+            log.warning("skipping skill %s: %s", folder.name, exc)
+            skill = terms = None
+        self._cache[folder.name] = (stamp, skill, terms)
+        return None if skill is None else (skill, terms)
+
+
+def _hermes_metadata(
+    *,
+    triggers: Iterable[str],
+    version: int,
+    uses: int,
+    created_by: str,
+    source_session: int | str | None,
+) -> dict[str, str]:
+    metadata = {
+        "triggers": ", ".join(split_triggers(list(triggers))),
+        "version": str(version),
+        "uses": str(uses),
+        "created-by": created_by,
+        "updated-at": _now(),
+    }
+    if source_session is not None and str(source_session).strip():
+        metadata["source-session"] = str(source_session).strip()
+    if not metadata["triggers"]:
+        del metadata["triggers"]
+    return metadata

@@ -1,0 +1,283 @@
+"""The Agent Skills ``SKILL.md`` format: parse, validate and write.
+
+A skill is a folder ``<name>/SKILL.md``: YAML frontmatter between two ``---``
+lines, then a markdown body. The open format (agentskills.io) allows only six
+top-level keys; Hermes keeps its own fields (triggers, version, uses, ...) as
+strings under ``metadata`` so that our files pass the reference validator
+(``skills-ref validate``) and load unchanged in other agents.
+
+Two levels of checking:
+
+* :func:`parse_skill_md` is lenient, for skills written by anyone: unknown keys
+  are kept, non-string metadata values become strings. It refuses only a file
+  whose frontmatter is unparseable or lacks ``name`` / ``description``.
+* :func:`validate_skill` is strict, for skills Hermes writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes.errors import SkillError
+
+SKILL_FILE = "SKILL.md"
+SPEC_KEYS = ("name", "description", "license", "compatibility", "allowed-tools", "metadata")
+# Hermes' own fields, in the order we write them under ``metadata``.
+HERMES_KEYS = ("triggers", "version", "uses", "created-by", "source-session", "updated-at")
+RESOURCE_DIRS = ("scripts", "references", "assets")
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+MAX_BODY = 100_000
+MAX_FILE_BYTES = 1_000_000
+MAX_TRIGGERS = 20
+MAX_TRIGGER_CHARS = 64
+
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)\n?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill as read from (or about to be written to) its SKILL.md."""
+
+    name: str
+    description: str
+    body: str = ""
+    path: Path | None = None  # the skill's folder, when it lives on disk
+    license: str | None = None
+    compatibility: str | None = None
+    allowed_tools: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    # Top-level keys outside the spec, kept so a foreign skill survives a rewrite.
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def triggers(self) -> list[str]:
+        return split_triggers(self.metadata.get("triggers", ""))
+
+    @property
+    def version(self) -> int:
+        return _as_int(self.metadata.get("version"), 1, minimum=1)
+
+    @property
+    def uses(self) -> int:
+        return _as_int(self.metadata.get("uses"), 0, minimum=0)
+
+    @property
+    def created_by(self) -> str:
+        return "agent" if self.metadata.get("created-by") == "agent" else "user"
+
+    @property
+    def source_session(self) -> int | str | None:
+        raw = (self.metadata.get("source-session") or "").strip()
+        if not raw:
+            return None
+        return int(raw) if raw.isdigit() else raw
+
+    @property
+    def updated_at(self) -> str | None:
+        """ISO timestamp of the last content change (file time for foreign skills)."""
+        stamp = self.metadata.get("updated-at")
+        if stamp:
+            return stamp
+        if self.path is not None:
+            try:
+                mtime = (self.path / SKILL_FILE).stat().st_mtime
+            except OSError:
+                return None
+            return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
+        return None
+
+    @property
+    def files(self) -> list[str]:
+        """Relative paths of the files under scripts/, references/ and assets/."""
+        if self.path is None:
+            return []
+        found = []
+        for folder in RESOURCE_DIRS:
+            base = self.path / folder
+            if base.is_dir() and not base.is_symlink():
+                for item in sorted(base.rglob("*")):
+                    if item.is_file() and not item.is_symlink():
+                        found.append(item.relative_to(self.path).as_posix())
+        return found
+
+    def with_metadata(self, **fields: str | None) -> Skill:
+        """A copy with metadata keys (underscores become hyphens) set or, for None, removed."""
+        merged = dict(self.metadata)
+        for key, value in fields.items():
+            key = key.replace("_", "-")
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = str(value)
+        return replace(self, metadata=merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary shape of ``GET /api/skills``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "triggers": self.triggers,
+            "version": self.version,
+            "uses": self.uses,
+            "created_by": self.created_by,
+            "updated_at": self.updated_at,
+        }
+
+    def to_detail_dict(self) -> dict[str, Any]:
+        """The shape of ``GET /api/skills/<name>``: the summary plus body and files."""
+        return {**self.to_dict(), "body": self.body, "files": self.files}
+
+
+def split_triggers(raw: str | list | tuple | None) -> list[str]:
+    """Comma-separated (or listed) keywords, trimmed, lowercased, deduplicated."""
+    if raw is None:
+        return []
+    parts = raw if isinstance(raw, list | tuple) else str(raw).replace("\n", ",").split(",")
+    seen: list[str] = []
+    for part in parts:
+        word = " ".join(str(part).split()).strip().lower()
+        if word and word not in seen:
+            seen.append(word)
+    return seen
+
+
+def validate_name(name: object) -> str:
+    """Return ``name`` if it is a legal skill (and folder) name, else raise SkillError."""
+    if not isinstance(name, str) or not name:
+        raise SkillError("A skill needs a name: 1-64 characters of a-z, 0-9 and hyphens.")
+    if len(name) > MAX_NAME:
+        raise SkillError(f"Skill name is {len(name)} characters long; the limit is {MAX_NAME}.")
+    if not NAME_RE.match(name):
+        raise SkillError(
+            f"Invalid skill name {name[:80]!r}: use lowercase a-z, 0-9 and single hyphens "
+            "between words (no leading, trailing or double hyphens), e.g. 'deploy-flask-app'."
+        )
+    return name
+
+
+def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
+    """Parse SKILL.md text leniently (any agent's skill). Raise SkillError if unusable."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    match = _FRONTMATTER_RE.match(text)
+    if match is None:
+        raise SkillError("SKILL.md must start with YAML frontmatter between two '---' lines.")
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise SkillError(f"SKILL.md frontmatter is not valid YAML: {_first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
+    name = data.get("name")
+    description = data.get("description")
+    if not isinstance(name, str) or not name.strip():
+        raise SkillError("SKILL.md frontmatter has no 'name'.")
+    if not isinstance(description, str) or not description.strip():
+        raise SkillError("SKILL.md frontmatter has no 'description'.")
+    raw_meta = data.get("metadata")
+    metadata = (
+        {str(k): _as_str(v) for k, v in raw_meta.items()} if isinstance(raw_meta, dict) else {}
+    )
+    allowed = data.get("allowed-tools")
+    if isinstance(allowed, list):
+        allowed = " ".join(str(item) for item in allowed)
+    return Skill(
+        name=folder_name or name.strip(),
+        description=description.strip(),
+        body=text[match.end() :].strip("\n").rstrip(),
+        license=_optional_str(data.get("license")),
+        compatibility=_optional_str(data.get("compatibility")),
+        allowed_tools=_optional_str(allowed),
+        metadata=metadata,
+        extra={str(k): v for k, v in data.items() if k not in SPEC_KEYS},
+    )
+
+
+def render_skill_md(skill: Skill) -> str:
+    """Write a skill as SKILL.md text. Same skill, same bytes: keys in a fixed order."""
+    front: dict[str, Any] = {"name": skill.name, "description": skill.description}
+    for key, value in (
+        ("license", skill.license),
+        ("compatibility", skill.compatibility),
+        ("allowed-tools", skill.allowed_tools),
+    ):
+        if value is not None:
+            front[key] = value
+    if skill.metadata:
+        ordered = {k: skill.metadata[k] for k in HERMES_KEYS if k in skill.metadata}
+        ordered.update({k: skill.metadata[k] for k in sorted(skill.metadata) if k not in ordered})
+        front["metadata"] = ordered
+    front.update({k: skill.extra[k] for k in sorted(skill.extra)})
+    yaml_text = yaml.safe_dump(
+        front, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1_000_000
+    )
+    body = skill.body.strip("\n").rstrip()
+    return f"---\n{yaml_text}---\n\n{body}\n" if body else f"---\n{yaml_text}---\n"
+
+
+def validate_skill(skill: Skill, *, folder_name: str | None = None) -> Skill:
+    """Strict checks for a skill Hermes writes. Return it unchanged or raise SkillError."""
+    validate_name(skill.name)
+    if folder_name is not None and folder_name != skill.name:
+        raise SkillError(f"Skill name {skill.name!r} must equal its folder name {folder_name!r}.")
+    if not skill.description.strip():
+        raise SkillError("A skill needs a description: what it does and when to use it.")
+    if len(skill.description) > MAX_DESCRIPTION:
+        raise SkillError(
+            f"Skill description is {len(skill.description)} characters; the limit is "
+            f"{MAX_DESCRIPTION}. Shorten it to what the skill does and when to use it."
+        )
+    if skill.compatibility is not None and not 1 <= len(skill.compatibility) <= MAX_COMPATIBILITY:
+        raise SkillError(f"'compatibility' must be 1-{MAX_COMPATIBILITY} characters.")
+    if skill.extra:
+        keys = ", ".join(sorted(skill.extra))
+        raise SkillError(
+            f"Unexpected top-level key(s) {keys}: the Agent Skills format allows only "
+            f"{', '.join(SPEC_KEYS)}; put other fields under 'metadata'."
+        )
+    for key, value in skill.metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SkillError(f"metadata {key!r} must map a string to a string.")
+    if len(skill.body) > MAX_BODY:
+        raise SkillError(f"Skill body is {len(skill.body)} characters; the limit is {MAX_BODY}.")
+    triggers = skill.triggers
+    if len(triggers) > MAX_TRIGGERS or any(len(t) > MAX_TRIGGER_CHARS for t in triggers):
+        raise SkillError(
+            f"Use at most {MAX_TRIGGERS} triggers of up to {MAX_TRIGGER_CHARS} characters each."
+        )
+    front = render_skill_md(replace(skill, body="")).split("\n", 1)[1]
+    if "---" in front.rsplit("---", 1)[0]:
+        # The reference parser splits the file on '---'; a value holding one would cut it.
+        raise SkillError("Frontmatter values must not contain '---'.")
+    return skill
+
+
+def _as_int(raw: str | None, default: int, *, minimum: int) -> int:
+    try:
+        return max(minimum, int(str(raw).strip()))
+    except (TypeError, ValueError):
+        return default
+
+
+def _as_str(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
