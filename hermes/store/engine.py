@@ -1,0 +1,87 @@
+"""The SQLAlchemy engine for the memory store: SQLite in WAL with safe locking.
+
+Why the transaction handling looks the way it does: Python's sqlite3 driver
+opens transactions lazily with a plain (deferred) ``BEGIN``. A deferred
+transaction that reads and then writes must upgrade its lock; when two
+processes do that at once one of them gets SQLITE_BUSY immediately, and no
+busy timeout helps. So we switch the driver's own transaction control off and
+emit ``BEGIN`` ourselves: ``BEGIN IMMEDIATE`` for connections marked as
+writers (they queue on the busy timeout instead of deadlocking), a plain
+``BEGIN`` for readers (in WAL readers never block writers).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from hermes.errors import ConfigError
+
+BUSY_TIMEOUT_MS = 30_000
+WRITE_OPTION = "hermes_write"
+
+
+def sqlite_path(database_url: str) -> Path:
+    """The database file of a ``sqlite:///`` URL; ConfigError for anything else."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite":
+        raise ConfigError(
+            f"DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
+            f"store needs SQLite's FTS5 search, and {url.get_backend_name()!r} has none."
+        )
+    if not url.database or url.database == ":memory:":
+        raise ConfigError(
+            "DATABASE_URL points at an in-memory SQLite database; use a file, "
+            "e.g. sqlite:///$HERMES_HOME/hermes.db, so memory survives a restart."
+        )
+    return Path(url.database).expanduser()
+
+
+def make_engine(database_url: str) -> Engine:
+    """An engine whose every connection runs the pragmas Hermes relies on."""
+    sqlite_path(database_url)  # validate early with a readable message
+    engine = create_engine(
+        database_url,
+        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
+        pool_size=8,
+        max_overflow=16,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record) -> None:
+        # Take transaction control away from the driver (see module docstring).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection in a ``BEGIN IMMEDIATE`` transaction, committed on success."""
+    with engine.connect() as connection:
+        connection.execution_options(**{WRITE_OPTION: True})
+        with connection.begin():
+            yield connection
+
+
+@contextmanager
+def read_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection reading one consistent snapshot."""
+    with engine.connect() as connection, connection.begin():
+        yield connection

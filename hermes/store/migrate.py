@@ -1,0 +1,169 @@
+"""Schema upgrades (Alembic, configured in code) and database backups.
+
+The Alembic scripts live in the top-level ``migrations/`` folder. It is found
+next to the ``hermes`` package (a source checkout or an editable install) or,
+for a regular install, inside it as ``hermes/_migrations`` (package data).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect, text
+
+from hermes.errors import StoreError
+from hermes.store.engine import sqlite_path, write_transaction
+
+PRE_UPGRADE_PREFIX = "pre-upgrade-"
+KEEP_PRE_UPGRADE_BACKUPS = 5
+
+
+def migrations_dir() -> Path:
+    """The folder holding ``env.py`` and ``versions/``."""
+    import hermes
+
+    package = Path(hermes.__file__).resolve().parent
+    for candidate in (package.parent / "migrations", package / "_migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise StoreError(
+        "Cannot find the database migrations (migrations/env.py); reinstall hermes-agent "
+        "(pip install -e . from the source checkout)."
+    )
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None):
+    """An Alembic Config built in code, so no alembic.ini is needed."""
+    from alembic.config import Config as AlembicConfig
+
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    if url:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The database's Alembic revision; None for an empty database.
+
+    Raises StoreError for a database with tables but no revision (not ours).
+    """
+    from alembic.runtime.migration import MigrationContext
+
+    revision = MigrationContext.configure(connection).get_current_revision()
+    if revision is None:
+        tables = set(inspect(connection).get_table_names())
+        if tables:
+            raise StoreError(
+                "The database has tables but no schema revision, so it was not created by "
+                "Hermes; point DATABASE_URL at a new file."
+            )
+    return revision
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    from_revision: str | None
+    to_revision: str
+    backup: Path | None
+
+
+def upgrade(engine: Engine, backups_dir: Path) -> UpgradeResult:
+    """Bring the database to the head revision, backing it up first if it held data.
+
+    Runs under BEGIN IMMEDIATE, so two processes starting at once upgrade once.
+    """
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    head = script.get_current_head()
+    known = {rev.revision for rev in script.walk_revisions()}
+    with engine.connect() as connection:
+        dbapi = connection.connection.driver_connection
+        # The SQLite way to change a schema: foreign keys off (only possible
+        # outside a transaction), check them before committing. Without it a
+        # table rebuild (batch_alter_table) would cascade-delete child rows.
+        dbapi.execute("PRAGMA foreign_keys = OFF")
+        try:
+            connection.execution_options(hermes_write=True)
+            with connection.begin():
+                current = current_revision(connection)
+                if current == head:
+                    return UpgradeResult(current, head, None)
+                if current is not None and current not in known:
+                    raise StoreError(
+                        f"The database is at schema revision {current}, which this version of "
+                        "Hermes does not know (it was written by a newer Hermes); upgrade Hermes."
+                    )
+                backup = None
+                if current is not None:
+                    backup = backup_database(engine, backups_dir, prefix=PRE_UPGRADE_PREFIX)
+                    prune_backups(backups_dir, PRE_UPGRADE_PREFIX, KEEP_PRE_UPGRADE_BACKUPS)
+                command.upgrade(alembic_config(connection), "head")
+                problems = connection.execute(text("PRAGMA foreign_key_check")).fetchall()
+                if problems:
+                    raise StoreError(
+                        f"Upgrade aborted: {len(problems)} rows would break foreign keys; "
+                        f"the database is unchanged (backup: {backup})."
+                    )
+        finally:
+            dbapi.execute("PRAGMA foreign_keys = ON")
+    return UpgradeResult(current, head, backup)
+
+
+def stamp_revision(engine: Engine, revision: str) -> None:
+    """Upgrade an empty or older database to exactly ``revision`` (tests, benches)."""
+    from alembic import command
+
+    with write_transaction(engine) as connection:
+        command.upgrade(alembic_config(connection), revision)
+
+
+def backup_database(engine: Engine, backups_dir: Path, *, prefix: str = "hermes-") -> Path:
+    """Copy the live database into ``backups_dir`` with SQLite's online backup API.
+
+    Safe while other connections (the CLI, the web server) are writing: the
+    copy is one consistent snapshot. Returns the new file's path.
+    """
+    source_path = sqlite_path(str(engine.url))
+    if not source_path.exists():
+        raise StoreError(f"There is no database at {source_path} to back up yet.")
+    backups_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
+    target = backups_dir / f"{prefix}{stamp}.db"
+    partial = target.with_suffix(".db.partial")
+    source = sqlite3.connect(str(source_path), timeout=30)
+    try:
+        destination = sqlite3.connect(str(partial))
+        try:
+            source.backup(destination)
+        finally:
+            destination.close()
+    except sqlite3.Error as exc:
+        partial.unlink(missing_ok=True)
+        raise StoreError(f"Backup of {source_path} failed: {exc}") from exc
+    finally:
+        source.close()
+    partial.replace(target)
+    return target
+
+
+def prune_backups(backups_dir: Path, prefix: str, keep: int) -> list[Path]:
+    """Delete all but the newest ``keep`` backups named ``prefix*.db``; return the deleted."""
+    backups = sorted(backups_dir.glob(f"{prefix}*.db"), key=lambda p: p.name)
+    doomed = backups[:-keep] if keep > 0 else backups
+    for path in doomed:
+        path.unlink(missing_ok=True)
+    return doomed
