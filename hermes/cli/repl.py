@@ -1,0 +1,309 @@
+"""The interactive ``hermes`` REPL: prompt_toolkit for input, rich for output.
+
+Keys: Enter sends; Alt-Enter (Esc then Enter) or Ctrl-J inserts a newline;
+pasted text stays one message (bracketed paste); Up/Down walk the history
+kept in ``$HERMES_HOME/repl_history``; Tab completes slash commands and skill
+names. Ctrl-C cancels a running turn (the partial answer is kept) or clears
+the line; Ctrl-D on an empty line, or /exit, closes the session, which writes
+its summary.
+
+A session is created on the first message, so opening and closing the REPL
+leaves nothing behind. When stdin is not a terminal each input line is one
+message, so ``printf 'hi\\n/skills\\n' | hermes`` works in scripts.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+from rich.console import Console
+from rich.text import Text
+
+from hermes.cli import slash
+from hermes.cli.render import TurnView, clean
+from hermes.errors import HermesError
+
+# How long a cancelled turn gets to reach a safe point before we give the
+# prompt back anyway (a model stuck mid-request may take much longer).
+CANCEL_GRACE_SECONDS = 2.5
+PROMPT = "hermes> "
+
+
+class Repl:
+    """One interactive conversation; ``session_id`` is None until the first message."""
+
+    def __init__(self, runtime, console: Console | None = None):
+        self.runtime = runtime
+        self.console = console or Console(highlight=False)
+        self.session_id: int | None = None
+        self._agent = None
+        # A cancelled turn whose worker had not stopped when we gave the prompt back.
+        self._lingering = None
+
+    # -- the loop --------------------------------------------------------------
+
+    def run(self, lines: Iterator[str]) -> None:
+        """Read inputs from ``lines`` until it ends or a command asks to exit."""
+        self.header()
+        try:
+            while True:
+                try:
+                    text = next(lines)
+                except StopIteration:
+                    break
+                except KeyboardInterrupt:
+                    continue  # Ctrl-C at the prompt clears the line
+                try:
+                    if not self.handle(text):
+                        break
+                except KeyboardInterrupt:
+                    self.console.print(Text("interrupted", style="yellow"))
+        finally:
+            self.close_session()
+
+    def header(self) -> None:
+        config = self.runtime.config
+        where = f"{config.provider}:{self.runtime.model}" if config.provider else "no provider"
+        self.console.print(
+            Text.assemble(
+                ("hermes", "bold"), f" — {where} — workspace {config.workspace}", style=""
+            )
+        )
+        self.console.print(Text("Type /help for commands, /exit to quit.", style="dim"))
+        if not config.provider:
+            self.console.print(
+                Text(
+                    "No model provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+                    "OPENROUTER_API_KEY (or HERMES_BASE_URL for a local server), then restart. "
+                    "Slash commands still work.",
+                    style="yellow",
+                )
+            )
+
+    def handle(self, text: str) -> bool:
+        """Act on one input: a slash command or a message. False means exit."""
+        stripped = text.strip()
+        if not stripped:
+            return True
+        if stripped.startswith("//"):
+            # An escape for messages that begin with a slash.
+            self.send(text.lstrip()[1:])
+            return True
+        if stripped.startswith("/"):
+            return slash.dispatch(self, stripped)
+        self.send(text)
+        return True
+
+    # -- turns -----------------------------------------------------------------
+
+    def agent(self):
+        """The agent, built on first use (and again after /model)."""
+        if self._agent is None:
+            self._agent = self.runtime.agent()
+        return self._agent
+
+    def reset_agent(self) -> None:
+        self._agent = None
+
+    def ensure_session(self) -> int:
+        if self.session_id is None:
+            info = self.runtime.store.create_session(source="cli", model=self.runtime.model)
+            self.session_id = info.id
+        return self.session_id
+
+    def send(self, text: str) -> None:
+        """Run one turn and draw its events as they arrive."""
+        from hermes.agent.runner import TurnThread
+
+        try:
+            agent = self.agent()
+            self._wait_for_lingering()
+            session_id = self.ensure_session()
+        except HermesError as exc:
+            self.error(exc.message)
+            return
+        turn = TurnThread(agent, session_id, text).start()
+        view = TurnView(self.console)
+        try:
+            for event in turn.events():
+                view.show(event)
+        except KeyboardInterrupt:
+            turn.cancel.set()
+            view.close()
+            self._finish_cancelled(turn, view)
+        finally:
+            view.close()
+
+    def _finish_cancelled(self, turn, view: TurnView) -> None:
+        """Give the worker a moment to stop and save the partial answer, then move on."""
+        deadline = time.monotonic() + CANCEL_GRACE_SECONDS
+        finished = False
+        try:
+            while not finished and time.monotonic() < deadline:
+                finished = turn.join(0.1)
+        except KeyboardInterrupt:
+            pass
+        if finished:
+            for event in turn.events():
+                view.show(event)
+            view.close()
+            if view.stop_reason != "cancelled" and view.stop_reason is not None:
+                return
+            if view.stop_reason is None:
+                self.console.print(Text("cancelled", style="yellow"))
+            return
+        self._lingering = turn
+        self.console.print(
+            Text(
+                "cancelled (the model is still winding down; its partial answer will be saved)",
+                style="yellow",
+            )
+        )
+
+    def _wait_for_lingering(self) -> None:
+        """A new turn must not overlap the cancelled one still saving its partial answer."""
+        turn, self._lingering = self._lingering, None
+        if turn is None or turn.join(0):
+            return
+        self.console.print(
+            Text("waiting for the cancelled turn to stop… (Ctrl-C to stop waiting)", style="dim")
+        )
+        try:
+            while not turn.join(0.1):
+                pass
+        except KeyboardInterrupt:
+            self.console.print(Text("stopped waiting", style="yellow"))
+
+    # -- sessions --------------------------------------------------------------
+
+    def close_session(self) -> None:
+        """Close the current session: write its summary (skipped for one-message sessions)."""
+        session_id, self.session_id = self.session_id, None
+        if session_id is None:
+            return
+        self._wait_for_lingering()
+        self.console.print(Text("saving session summary…", style="dim"))
+        try:
+            summary = self.runtime.summarize_session(session_id)
+        except HermesError as exc:
+            self.warn(f"could not summarize session {session_id}: {exc.message}")
+            return
+        except KeyboardInterrupt:
+            self.warn("skipped the session summary")
+            return
+        if summary:
+            self.console.print(Text(f"summary: {clean(summary)}", style="dim"), overflow="fold")
+
+    def switch_to(self, session_id: int) -> None:
+        """Continue an existing session (the current one is closed first)."""
+        if session_id != self.session_id:
+            self.close_session()
+        self.session_id = session_id
+
+    # -- output helpers ----------------------------------------------------------
+
+    def error(self, message: str) -> None:
+        self.console.print(Text(f"error: {clean(message)}", style="bold red"))
+
+    def warn(self, message: str) -> None:
+        self.console.print(Text(clean(message), style="yellow"))
+
+    def note(self, message: str) -> None:
+        self.console.print(Text(clean(message), style="dim"))
+
+
+# -- input ---------------------------------------------------------------------
+
+
+def prompt_lines(repl: Repl) -> Iterator[str]:
+    """Inputs from an interactive prompt; ends on Ctrl-D. Ctrl-C raises KeyboardInterrupt."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    history_file = repl.runtime.config.history_file
+    try:
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        history_file.touch(exist_ok=True)
+        history = FileHistory(str(history_file))
+    except OSError:
+        history = InMemoryHistory()
+    session = PromptSession(
+        history=history,
+        multiline=True,
+        key_bindings=_key_bindings(),
+        completer=slash.SlashCompleter(lambda: _skill_names(repl)),
+        complete_while_typing=True,
+        prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
+        enable_open_in_editor=False,
+    )
+    while True:
+        try:
+            yield session.prompt([("bold", PROMPT)])
+        except EOFError:
+            return
+
+
+def plain_lines(stream=None) -> Iterator[str]:
+    """Inputs from a pipe: one message per line."""
+    stream = stream or sys.stdin
+    for line in stream:
+        yield line.rstrip("\n")
+
+
+def _key_bindings():
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _send(event) -> None:
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter")
+    @bindings.add("c-j")
+    def _newline(event) -> None:
+        event.current_buffer.insert_text("\n")
+
+    return bindings
+
+
+_skill_cache: tuple[float, list[str]] = (0.0, [])
+
+
+def _skill_names(repl: Repl) -> list[str]:
+    """Skill names for completion, re-read at most every few seconds."""
+    global _skill_cache
+    stamp, names = _skill_cache
+    if time.monotonic() - stamp > 3.0:
+        try:
+            names = sorted(skill.name for skill in repl.runtime.skills.list())
+        except (HermesError, OSError):
+            names = []
+        _skill_cache = (time.monotonic(), names)
+    return names
+
+
+def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None:
+    """Entry point of ``hermes`` with no subcommand."""
+    from hermes.config import Config
+    from hermes.runtime import Runtime
+
+    runtime = Runtime(Config.from_env())
+    try:
+        repl = Repl(runtime)
+        if input_lines is not None:
+            lines = input_lines(repl)
+        elif sys.stdin.isatty():
+            lines = prompt_lines(repl)
+        else:
+            lines = plain_lines()
+        repl.run(lines)
+    finally:
+        runtime.close()
