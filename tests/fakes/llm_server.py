@@ -129,6 +129,7 @@ class FakeLLM:
         self.requests: list[RecordedRequest] = []
         self.stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
+        self._port: int | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------
@@ -137,6 +138,7 @@ class FakeLLM:
         server.daemon_threads = True
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
+        self._port = server.server_address[1]
         self._thread = threading.Thread(target=server.serve_forever, name="fake-llm", daemon=True)
         self._thread.start()
         return self
@@ -156,8 +158,8 @@ class FakeLLM:
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "FakeLLM is not started"
-        return self._server.server_address[1]
+        assert self._port is not None, "FakeLLM is not started"
+        return self._port  # still known after stop(), to test "connection refused"
 
     @property
     def url(self) -> str:

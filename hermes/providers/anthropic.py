@@ -1,0 +1,225 @@
+"""Anthropic's Messages API, streamed.
+
+The SDK is imported inside methods so that ``hermes --help`` never pays for
+it. The SDK's own retries are off: :mod:`hermes.providers.retry` decides.
+
+Prompt caching: the system prompt, the tool definitions and the conversation
+so far are a stable prefix between calls of one turn and between turns, so we
+mark the system block, the last tool and the last message block with
+``cache_control``; each call then reads what the previous one wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from hermes.config import DEFAULT_MODELS, KEY_VARIABLES
+from hermes.events import StreamEnd, TextDelta, Usage
+from hermes.messages import Message, ModelRequest, ToolSpec
+from hermes.providers.base import Chunk, Provider, ProviderSettings
+from hermes.providers.convert import tool_call
+from hermes.providers.pricing import priced
+from hermes.providers.retry import (
+    ProviderFailure,
+    Target,
+    retrying,
+    target_for,
+    translate,
+    transport_errors,
+)
+
+EPHEMERAL = {"type": "ephemeral"}
+# Anthropic's stop reasons, in the loop's words.
+STOP_REASONS = {"stop_sequence": "end_turn"}
+EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+
+class AnthropicProvider(Provider):
+    """Claude models through the Anthropic Messages API (or a server that speaks it)."""
+
+    name = "anthropic"
+    default_model = DEFAULT_MODELS["anthropic"]
+
+    def __init__(self, settings: ProviderSettings):
+        super().__init__(settings)
+        self._client: Any = None
+        self._target: Target = target_for(
+            settings,
+            label="the Anthropic API",
+            key_variable=KEY_VARIABLES["anthropic"],
+            default_base_url="https://api.anthropic.com",
+        )
+
+    def stream(self, request: ModelRequest) -> Iterator[Chunk]:
+        """Stream one response, retrying failures that happen before any output."""
+        return retrying(self.settings, lambda: self._attempt(request))
+
+    def client(self) -> Any:
+        """The SDK client, built on first use."""
+        if self._client is None:
+            import anthropic
+
+            s = self.settings
+            self._client = anthropic.Anthropic(
+                api_key=s.api_key or "not-needed",
+                base_url=s.base_url,
+                max_retries=0,
+                # The read timeout bounds the silence between two chunks of a stream.
+                timeout=anthropic.Timeout(s.stream_timeout, connect=s.connect_timeout),
+            )
+        return self._client
+
+    def _attempt(self, request: ModelRequest) -> Iterator[Chunk]:
+        import anthropic
+
+        target = replace(self._target, model=request.model)
+        timeouts, transports = transport_errors()
+        try:
+            stream = self.client().messages.create(**request_params(request), stream=True)
+        except (anthropic.APIError, *transports) as exc:
+            raise _failure(exc, target, streaming=False) from exc
+        with stream:
+            try:
+                yield from read_events(stream, request.model)
+            except (anthropic.APIError, *timeouts, *transports) as exc:
+                raise _failure(exc, target, streaming=True) from exc
+
+
+def _failure(exc: BaseException, target: Target, *, streaming: bool) -> BaseException:
+    import anthropic
+
+    return translate(exc, anthropic, target, streaming=streaming) or exc
+
+
+def request_params(request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments for ``messages.create`` (the JSON body the API receives)."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": convert_messages(request.messages),
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+    if request.tools:
+        params["tools"] = convert_tools(request.tools)
+    return params
+
+
+def convert_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    out = [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters or EMPTY_SCHEMA}
+        for t in tools
+    ]
+    if out:
+        out[-1]["cache_control"] = EPHEMERAL
+    return out
+
+
+def convert_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Anthropic's alternating user/assistant list.
+
+    Tool results travel as ``tool_result`` blocks in a user message, so a run of
+    tool messages (and anything else with the same role in a row) merges into
+    one message. Empty text blocks are left out: the API rejects them.
+    """
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    if out:
+        last = out[-1]["content"]
+        last[-1] = {**last[-1], "cache_control": EPHEMERAL}
+    return out
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id or "",
+                "content": m.content or "(no output)",
+                "is_error": m.is_error,
+            }
+        ]
+    blocks: list[dict[str, Any]] = []
+    if m.role == "user" and m.context:
+        blocks.append({"type": "text", "text": m.context})
+    if m.content:
+        blocks.append({"type": "text", "text": m.content})
+    if m.role == "assistant":
+        blocks.extend(
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in m.tool_calls
+        )
+    return blocks
+
+
+def read_events(events: Any, model: str) -> Iterator[Chunk]:
+    """Turn the SDK's raw stream events into chunks.
+
+    Raises a retryable ProviderFailure when the stream ends before
+    ``message_stop`` (a proxy or server that closed the connection early).
+    """
+    tools: dict[int, tuple[str, str, list[str]]] = {}
+    counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    stop_reason = "end_turn"
+    finished = False
+    for event in events:
+        kind = getattr(event, "type", None)
+        if kind == "message_start":
+            _count(counts, getattr(event.message, "usage", None))
+        elif kind == "content_block_start":
+            block = event.content_block
+            if getattr(block, "type", None) == "tool_use":
+                tools[event.index] = (block.id or "", block.name or "", [])
+        elif kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta" and delta.text:
+                yield TextDelta(delta.text)
+            elif delta.type == "input_json_delta" and event.index in tools:
+                tools[event.index][2].append(delta.partial_json or "")
+        elif kind == "content_block_stop" and event.index in tools:
+            call_id, name, parts = tools.pop(event.index)
+            yield tool_call(call_id, name, "".join(parts))
+        elif kind == "message_delta":
+            reason = getattr(event.delta, "stop_reason", None)
+            if reason:
+                stop_reason = STOP_REASONS.get(reason, reason)
+            _count(counts, getattr(event, "usage", None))
+        elif kind == "message_stop":
+            finished = True
+            break
+    if not finished:
+        raise ProviderFailure("the model stream ended early: try again", retryable=True)
+    usage = Usage(
+        input_tokens=counts["input"],
+        output_tokens=counts["output"],
+        cache_read_tokens=counts["cache_read"],
+        cache_write_tokens=counts["cache_write"],
+    )
+    yield priced(model, usage)
+    yield StreamEnd(stop_reason=stop_reason)
+
+
+def _count(counts: dict[str, int], usage: Any) -> None:
+    """Take the counts ``usage`` has; message_delta's are cumulative, so later wins."""
+    if usage is None:
+        return
+    fields = {
+        "input": "input_tokens",
+        "output": "output_tokens",
+        "cache_read": "cache_read_input_tokens",
+        "cache_write": "cache_creation_input_tokens",
+    }
+    for key, attr in fields.items():
+        value = getattr(usage, attr, None)
+        if isinstance(value, int) and value >= 0:
+            counts[key] = value
