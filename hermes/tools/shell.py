@@ -91,14 +91,15 @@ def run_bash(ctx: ToolContext, command: str, timeout: int | None = None) -> str:
         env=child_environment(),
         cancel=ctx.cancel,
     )
+    output = result.output.rstrip("\n") or "(no output)"
     if result.cancelled:
         raise Cancelled("run_bash was cancelled by the user; the command was stopped")
     if result.timed_out:
         raise ToolError(
             f"timed out after {seconds:g} s; the command and its children were killed. "
-            f"Output so far:\n{result.output or '(no output)'}"
+            f"Output so far:\n{output}"
         )
-    return f"{result.output or '(no output)'}\n[{describe_exit(result.exit_code)}]"
+    return f"{output}\n[{describe_exit(result.exit_code)}]"
 
 
 def describe_exit(code: int | None) -> str:
