@@ -1,0 +1,145 @@
+"""Read a top-level JSON array one element at a time, without loading the file.
+
+ChatGPT and Claude exports are one big ``[ {...}, {...} ]``; a few years of
+chats can be hundreds of megabytes. This reads the file in chunks and lets the
+stdlib decoder (``raw_decode``) parse each element as soon as it is complete.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes.errors import ImportFileError
+
+CHUNK = 1 << 16
+_WHITESPACE = " \t\n\r"
+
+
+def iter_json_array(
+    path: Path,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    chunk_size: int = CHUNK,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(index, element)`` for each element of the array in ``path``.
+
+    ``on_progress`` gets the number of bytes read so far. Raises
+    ImportFileError naming the element when the JSON is broken.
+    """
+    reader = _Reader(path, chunk_size, on_progress)
+    with reader:
+        if reader.next_char() != "[":
+            raise ImportFileError(
+                f"{path.name} is not a JSON array: expected a list of conversations "
+                "starting with '['. Is this the conversations.json from the export?"
+            )
+        reader.pos += 1
+        if reader.next_char() == "]":
+            reader.pos += 1
+            reader.expect_end()
+            return
+        index = 0
+        while True:
+            yield index, reader.decode(index)
+            separator = reader.next_char()
+            reader.pos += 1
+            if separator == "]":
+                reader.expect_end()
+                return
+            if separator != ",":
+                raise reader.error(index, f"expected ',' or ']' after element, found {separator!r}")
+            index += 1
+
+
+class _Reader:
+    def __init__(self, path: Path, chunk_size: int, on_progress):
+        self.path = path
+        self.chunk_size = chunk_size
+        self.on_progress = on_progress
+        self.decoder = json.JSONDecoder()
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")(errors="strict")
+        self.buffer = ""
+        self.pos = 0
+        self.offset = 0  # characters dropped from the front of the buffer
+        self.bytes_read = 0
+        self.eof = False
+
+    def __enter__(self):
+        try:
+            self.file = open(self.path, "rb")  # closed in __exit__
+        except OSError as exc:
+            raise ImportFileError(f"Cannot read {self.path}: {exc.strerror}.") from None
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+    def fill(self, at_least: int) -> bool:
+        """Read more text; False at end of file."""
+        if self.eof:
+            return False
+        if self.pos > len(self.buffer) // 2:
+            # Drop what has been consumed so the buffer does not grow with the file.
+            self.offset += self.pos
+            self.buffer = self.buffer[self.pos :]
+            self.pos = 0
+        raw = self.file.read(max(self.chunk_size, at_least))
+        self.bytes_read += len(raw)
+        try:
+            self.buffer += self.utf8.decode(raw, final=not raw)
+        except UnicodeDecodeError:
+            raise ImportFileError(
+                f"{self.path.name} is not UTF-8 text near byte {self.bytes_read}; "
+                "use the conversations.json from the export as it was downloaded."
+            ) from None
+        if self.on_progress:
+            self.on_progress(self.bytes_read)
+        if not raw:
+            self.eof = True
+        return bool(raw)
+
+    def next_char(self) -> str:
+        """Skip whitespace; the next character without consuming it ('' at end)."""
+        while True:
+            while self.pos < len(self.buffer) and self.buffer[self.pos] in _WHITESPACE:
+                self.pos += 1
+            if self.pos < len(self.buffer):
+                return self.buffer[self.pos]
+            if not self.fill(0):
+                return ""
+
+    def decode(self, index: int) -> Any:
+        if self.next_char() == "":
+            raise self.error(index, "the file ends in the middle of the array (truncated?)")
+        while True:
+            try:
+                value, end = self.decoder.raw_decode(self.buffer, self.pos)
+            except json.JSONDecodeError as exc:
+                # Probably just incomplete: read more (doubling, so a huge
+                # element costs O(n log n), not O(n^2)) and try again.
+                if self.fill(len(self.buffer) - self.pos):
+                    continue
+                raise self.error(index, f"{exc.msg} at character {self.offset + exc.pos}") from None
+            # A number cut at the chunk edge decodes "successfully"; make sure.
+            scalar = not isinstance(value, dict | list | str)
+            if scalar and end == len(self.buffer) and self.fill(0):
+                continue
+            self.pos = end
+            return value
+
+    def expect_end(self) -> None:
+        if self.next_char() != "":
+            raise ImportFileError(
+                f"{self.path.name} has data after the closing ']' "
+                f"(at character {self.offset + self.pos})."
+            )
+
+    def error(self, index: int, problem: str) -> ImportFileError:
+        return ImportFileError(
+            f"{self.path.name}: conversation {index} is not valid JSON: {problem}. "
+            "Nothing was imported."
+        )
