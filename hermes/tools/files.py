@@ -1,4 +1,4 @@
-"""The file tools: read_file, write_file, edit_file and list_dir (search_files is in search.py).
+"""The file tools: read_file, write_file, edit_file and list_dir (search_files lives in search.py).
 
 Every path goes through :func:`resolve_in_workspace` first, so nothing outside
 HERMES_WORKSPACE is read or written, symlinks included. Writes are atomic (a
@@ -18,17 +18,13 @@ from typing import BinaryIO
 
 from hermes.errors import ToolError
 from hermes.tools.registry import ToolContext, tool
+from hermes.tools.search import search_files
+from hermes.tools.textfile import SKIP_DIRS, SNIFF_BYTES, is_binary, read_lines
 from hermes.tools.workspace import is_inside, relative_name, resolve_in_workspace
 
-SNIFF_BYTES = 8192  # a NUL byte in this much of the start means binary
 EDIT_MAX_BYTES = 10_000_000
 LIST_LIMIT = 500  # entries list_dir shows in all
 MAX_DEPTH = 3
-# Never worth searching or expanding: tool caches, dependencies, VCS internals.
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
-    | {".pytest_cache", ".ruff_cache", ".tox"}
-)
 _NOTE_ROOM = 400  # kept free in an output budget for the closing note
 
 
@@ -202,18 +198,6 @@ def list_dir(ctx: ToolContext, path: str = ".", depth: int = 1) -> str:
 # -- helpers -------------------------------------------------------------------
 
 
-def is_binary(sample: bytes) -> bool:
-    """True for data that is not UTF-8 text: a NUL byte, or bytes that do not decode."""
-    if b"\x00" in sample:
-        return True
-    try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A character cut in half at the end of the sample is not evidence.
-        return not (exc.reason == "unexpected end of data" and len(sample) >= SNIFF_BYTES - 4)
-    return False
-
-
 def _existing_file(ctx: ToolContext, path: str) -> Path:
     target = resolve_in_workspace(ctx.workspace, path, must_exist=True)
     name = relative_name(ctx.workspace, target)
@@ -232,22 +216,6 @@ def _open(target: Path, name: str) -> Iterator[BinaryIO]:
         raise ToolError(f"could not open {name}: {exc.strerror}") from None
     with f:
         yield f
-
-
-def read_lines(f: BinaryIO, cap: int) -> Iterator[tuple[bytes, bool]]:
-    """Yield (line, was_cut) with at most ``cap`` bytes of each line held in memory."""
-    while True:
-        chunk = f.readline(cap)
-        if not chunk:
-            return
-        if chunk.endswith(b"\n") or len(chunk) < cap:
-            yield chunk.rstrip(b"\n").rstrip(b"\r"), False
-            continue
-        while True:  # skip the rest of an overlong line
-            rest = f.readline(cap)
-            if not rest or rest.endswith(b"\n"):
-                break
-        yield chunk, True
 
 
 def _decode_line(raw: bytes, cut: bool, name: str, number: int) -> str:
@@ -345,3 +313,6 @@ def _human_size(size: int) -> str:
             return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} GB"
+
+
+__all__ = ["edit_file", "list_dir", "read_file", "search_files", "write_file"]

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hermes.errors import Cancelled, ToolError
-from hermes.tools.files import SKIP_DIRS, SNIFF_BYTES, read_lines
 from hermes.tools.output import clean_text
 from hermes.tools.registry import ToolContext, tool
+from hermes.tools.textfile import SKIP_DIRS, SNIFF_BYTES, read_lines
 from hermes.tools.workspace import relative_name, resolve_in_workspace
 
 SEARCH_MAX_FILE_BYTES = 2_000_000
