@@ -80,9 +80,10 @@ def run_checks(environ=None) -> Iterator[Check]:
     home_ok = check_home(config)
     yield home_ok
     if home_ok.status != "fail":
+        # Everything below lives in HERMES_HOME: no point reading it when it is unusable.
         yield from check_database(config)
-    yield check_skills(config)
-    yield from check_profile(config)
+        yield check_skills(config)
+        yield from check_profile(config)
     yield check_provider(config)
 
 
@@ -293,12 +294,21 @@ def check_profile(config: Config) -> Iterator[Check]:
     )
     sizes = []
     full = []
-    for target in ("user", "memory"):
-        used, limit = profile.usage(target)
-        sizes.append(f"{FILES[target]} {used:,}/{limit:,}")
-        if used > 0.9 * limit:
-            full.append(FILES[target])
-    flagged = profile.flagged()
+    try:
+        for target in ("user", "memory"):
+            used, limit = profile.usage(target)
+            sizes.append(f"{FILES[target]} {used:,}/{limit:,}")
+            if used > 0.9 * limit:
+                full.append(FILES[target])
+        flagged = profile.flagged()
+    except (OSError, UnicodeDecodeError) as exc:
+        yield Check(
+            "profile memory",
+            "fail",
+            f"cannot read {config.memory_dir}: {_first_line(exc)}",
+            "Make the files readable UTF-8 text, or move them away.",
+        )
+        return
     if flagged:
         target, entry, reason = flagged[0]
         yield Check(
@@ -334,7 +344,11 @@ def check_provider(config: Config) -> Check:
         url = f"{base}/models"
         headers = {"Authorization": f"Bearer {config.api_key}"}
     variable = KEY_VARIABLES[config.provider]
-    base_hint = "HERMES_BASE_URL" if config.base_url else "your network connection"
+    base_hint = (
+        "the base URL (HERMES_BASE_URL, or the SDK's own *_BASE_URL)"
+        if config.base_url
+        else "your network connection"
+    )
     try:
         response = httpx.get(url, headers=headers, timeout=PROBE_TIMEOUT)
     except httpx.TimeoutException:

@@ -29,6 +29,7 @@ from hermes.errors import HermesError
 # prompt back anyway (a model stuck mid-request may take much longer).
 CANCEL_GRACE_SECONDS = 2.5
 PROMPT = "hermes> "
+LOG_FILE = "hermes.log"
 
 
 class Repl:
@@ -290,12 +291,30 @@ def _skill_names(repl: Repl) -> list[str]:
     return names
 
 
+def _log_to_file(path) -> None:
+    """Send hermes' warnings to a file: a stray log line would tear the live display."""
+    import logging
+
+    logger = logging.getLogger("hermes")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
 def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None:
     """Entry point of ``hermes`` with no subcommand."""
     from hermes.config import Config
     from hermes.runtime import Runtime
 
-    runtime = Runtime(Config.from_env())
+    config = Config.from_env()
+    _log_to_file(config.home / LOG_FILE)
+    runtime = Runtime(config)
     try:
         repl = Repl(runtime)
         if input_lines is not None:
