@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from hermes.errors import ProviderError
-from hermes.events import StreamEnd, TextDelta, ToolCall
 from hermes.learning.curator import (
     MIN_TOOL_CALLS_FOR_SKILL,
     Curator,
@@ -16,56 +13,8 @@ from hermes.learning.curator import (
     render_transcript,
     should_learn,
 )
-from hermes.messages import Message, ModelRequest
-from hermes.providers.base import Provider, ProviderSettings
-
-ANSWER = """NAME: deploy-flask-railway
-DESCRIPTION: Deploy a Flask app to Railway with gunicorn. Use when the user wants to ship a Flask app.
-TRIGGERS: railway, deploy, flask, gunicorn
-BODY:
-1. Add `gunicorn` to requirements.txt.
-2. Write a Procfile: `web: gunicorn app:app`.
-3. Run `railway up` and check `railway logs`.
-"""
-
-
-class ScriptedProvider(Provider):
-    """A real Provider whose stream() replays scripted answers (or raises)."""
-
-    name = "scripted"
-    default_model = "scripted-1"
-
-    def __init__(self, *answers: str | Exception):
-        super().__init__(ProviderSettings(model="scripted-1"))
-        self.answers = list(answers)
-        self.requests: list[ModelRequest] = []
-
-    def stream(self, request: ModelRequest) -> Iterator:
-        self.requests.append(request)
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        for i in range(0, len(answer), 7):  # arrives in small deltas, like a real stream
-            yield TextDelta(answer[i : i + 7])
-        yield StreamEnd("end_turn")
-
-
-def three_tool_turn(request: str = "deploy my flask app to railway") -> list[Message]:
-    calls = [
-        ToolCall(id=f"c{i}", name="run_bash", input={"command": command})
-        for i, command in enumerate(["pip install gunicorn", "cat Procfile", "railway up"])
-    ]
-    transcript = [Message(role="user", content=request)]
-    for call in calls:
-        transcript.append(Message(role="assistant", tool_calls=(call,)))
-        transcript.append(
-            Message(
-                role="tool", content="ok " + "x" * 5000, tool_call_id=call.id, tool_name=call.name
-            )
-        )
-    transcript.append(Message(role="assistant", content="Deployed."))
-    return transcript
-
+from hermes.messages import Message
+from tests.fixtures.skills import ANSWER, ScriptedProvider, three_tool_turn
 
 # -- parsing -------------------------------------------------------------------
 
