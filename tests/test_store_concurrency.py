@@ -1,0 +1,58 @@
+"""Two real processes writing at the same moment never see "database is locked"."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from hermes.messages import Message
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from hermes.config import Config
+    from hermes.messages import Message
+    from hermes.store import Store
+
+    home, session_id, name, count = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
+    store = Store.open(config)
+    for i in range(count):
+        store.add_message(session_id, Message("user", f"{name} writes number {i}"))
+        own = store.create_session(title=f"{name} {i}")
+        store.update_session(own.id, summary=f"summary by {name}")
+        store.start_turn(own.id, f"{name}-{i}")
+        store.finish_turn(f"{name}-{i}", "end_turn")
+    store.close()
+    print("done")
+    """
+)
+
+
+def test_two_processes_and_a_thread_write_at_once(store, config):
+    session = store.create_session(title="shared")
+    count = 60
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(config.home), str(session.id), name, str(count)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("cli", "web")
+    ]
+    for i in range(count):  # this process writes too
+        store.add_message(session.id, Message("assistant", f"main writes number {i}"))
+    outputs = [p.communicate(timeout=120) for p in processes]
+    for process, (out, err) in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, err
+        assert "database is locked" not in err
+        assert out.strip() == "done"
+    messages = store.messages(session.id)
+    assert len(messages) == 3 * count == store.get_session(session.id).message_count
+    assert [m.message.content for m in messages if "cli" in m.message.content] == [
+        f"cli writes number {i}" for i in range(count)
+    ]
+    assert len(store.search("writes number", limit=100)) == 100
