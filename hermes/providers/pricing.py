@@ -26,9 +26,11 @@ class Price:
 # Anthropic cache writes are the 5-minute ephemeral rate (1.25x input); OpenAI
 # caches automatically and never reports writes, so its write rate is the input rate.
 PRICES: dict[str, Price] = {
+    "claude-opus-4-6": Price(5.0, 25.0, 0.50, 6.25),
     "claude-opus-4-5": Price(5.0, 25.0, 0.50, 6.25),
     "claude-opus-4-1": Price(15.0, 75.0, 1.50, 18.75),
     "claude-opus-4": Price(15.0, 75.0, 1.50, 18.75),
+    "claude-sonnet-4-6": Price(3.0, 15.0, 0.30, 3.75),
     "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),
     "claude-sonnet-4": Price(3.0, 15.0, 0.30, 3.75),
     "claude-3-7-sonnet": Price(3.0, 15.0, 0.30, 3.75),

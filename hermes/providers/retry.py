@@ -189,9 +189,11 @@ def translate(
                 "the model stream ended early (the connection was lost): try again",
                 retryable=True,
             )
-        return ProviderFailure(
-            f"cannot reach {target.server}: is the server running?", retryable=True
-        )
+        if target.base_url:
+            text = f"cannot reach {target.base_url}: is the server running?"
+        else:
+            text = f"cannot reach {target.label}: check the network connection"
+        return ProviderFailure(text, retryable=True)
     if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 400:
         return _status_failure(exc, target)
     if isinstance(exc, sdk.APIError):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -37,7 +38,7 @@ from tests.fakes import llm_wire as wf
 
 EXHAUSTED = "fake LLM: script exhausted (no reply queued for this request)"
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "openrouter": "gpt-4.1"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1", "openrouter": "gpt-4.1"}
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,14 @@ class FakeLLM:
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> FakeLLM:
-        server = ThreadingHTTPServer(self._address, _Handler)
-        server.daemon_threads = True
+        server = _Server(self._address, _Handler)
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self._port = server.server_address[1]
-        self._thread = threading.Thread(target=server.serve_forever, name="fake-llm", daemon=True)
+        # A short poll interval keeps stop() (and so every test's teardown) quick.
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.02,), name="fake-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -267,6 +270,16 @@ class FakeLLM:
             "base_url": self.base_url(provider),
             **extra,
         }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (timeouts, closed keep-alive connections) are normal here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Cut(Exception):
