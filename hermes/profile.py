@@ -47,7 +47,8 @@ class ProfileMemory:
     def read(self, target: Target) -> str:
         """The file's text ('' when it does not exist yet)."""
         try:
-            return self.path(target).read_text(encoding="utf-8")
+            # A stray non-UTF-8 byte from a hand edit must not break session start.
+            return self.path(target).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             return ""
 

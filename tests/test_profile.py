@@ -88,3 +88,9 @@ def test_flagged_entries_are_withheld_from_the_prompt_and_shown_to_the_user(prof
         ("user", "zero\u200bwidth"),
     ]
     assert flagged[0][2].startswith("instruction override")
+
+
+def test_a_stray_non_utf8_byte_does_not_break_the_snapshot(profile, config):
+    config.memory_dir.mkdir(parents=True)
+    (config.memory_dir / "USER.md").write_bytes(b"Likes caf\xe9\n")
+    assert profile.snapshot().startswith("## About the user (USER.md)\n- Likes caf")

@@ -192,3 +192,29 @@ def test_files_lists_bundled_resources(skills):
     (skill.path / "references").mkdir()
     (skill.path / "references" / "NOTES.md").write_text("notes\n")
     assert skills.get(skill.name).files == ["scripts/run.sh", "references/NOTES.md"]
+
+
+def test_concurrent_uses_are_all_counted(skills, config):
+    import threading
+
+    from hermes.skills import SkillManager
+
+    make(skills)
+    # two managers on the same folder, as the web server may build
+    managers = [skills, SkillManager(config.skills_dir)]
+
+    def work(manager):
+        for _ in range(10):
+            manager.record_use("deploy-flask-railway")
+
+    threads = [threading.Thread(target=work, args=(managers[i % 2],)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert skills.get("deploy-flask-railway").uses == 60
+
+
+def test_skills_are_hashable_values(skills):
+    skill = make(skills)
+    assert skill in {skills.get(skill.name)}

@@ -62,6 +62,10 @@ class Skill:
     # Top-level keys outside the spec, kept so a foreign skill survives a rewrite.
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
+    def __hash__(self) -> int:
+        # The mapping fields are not hashable; name, version and text identify a skill.
+        return hash((self.name, self.description, self.body, self.metadata.get("version")))
+
     @property
     def triggers(self) -> list[str]:
         return split_triggers(self.metadata.get("triggers", ""))
