@@ -31,6 +31,11 @@ class ExportResult:
     messages: int
 
 
+def _exact(moment):
+    # Exports keep microseconds so a round trip restores timestamps exactly.
+    return iso(moment, "microseconds")
+
+
 def session_to_dict(session: SessionInfo, messages: list[StoredMessage]) -> dict[str, Any]:
     """One session in the JSON export format, every field needed to restore it."""
     return {
@@ -40,8 +45,8 @@ def session_to_dict(session: SessionInfo, messages: list[StoredMessage]) -> dict
         "id": session.id,
         "title": session.title,
         "source": session.source,
-        "created_at": iso(session.created_at),
-        "updated_at": iso(session.updated_at),
+        "created_at": _exact(session.created_at),
+        "updated_at": _exact(session.updated_at),
         "summary": session.summary,
         "model": session.model,
         "system_prompt": session.system_prompt,
@@ -55,7 +60,7 @@ def session_to_dict(session: SessionInfo, messages: list[StoredMessage]) -> dict
                 "tool_name": stored.message.tool_name,
                 "is_error": stored.message.is_error,
                 "context": stored.message.context,
-                "created_at": iso(stored.created_at),
+                "created_at": _exact(stored.created_at),
             }
             for stored in messages
         ],

@@ -315,7 +315,7 @@ def _record(*, title, created, updated, messages, **extra) -> SessionRecord:
     created = created or (min(times) if times else datetime.now(UTC))
     updated = updated or (max(times) if times else created)
     return SessionRecord(
-        title=title,
+        title=(title or "").strip() or None,
         created_at=created,
         updated_at=max(updated, created),
         messages=messages,

@@ -124,9 +124,11 @@ class _Reader:
                 if self.fill(len(self.buffer) - self.pos):
                     continue
                 raise self.error(index, f"{exc.msg} at character {self.offset + exc.pos}") from None
-            # A number cut at the chunk edge decodes "successfully"; make sure.
+            # A number cut at the chunk edge ("7" of "7.5") decodes "successfully";
+            # it is only complete once a separator follows it.
             scalar = not isinstance(value, dict | list | str)
-            if scalar and end == len(self.buffer) and self.fill(0):
+            cut = end == len(self.buffer) or self.buffer[end] not in _WHITESPACE + ",]"
+            if scalar and cut and self.fill(0):
                 continue
             self.pos = end
             return value

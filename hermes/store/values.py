@@ -11,13 +11,13 @@ from hermes.events import ToolCall
 from hermes.messages import Message
 
 
-def iso(moment: datetime | None) -> str | None:
+def iso(moment: datetime | None, timespec: str = "milliseconds") -> str | None:
     """ISO-8601 in UTC with a trailing Z, the one timestamp format of the API."""
     if moment is None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
