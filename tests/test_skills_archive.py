@@ -169,3 +169,17 @@ def test_zip_bomb_member_is_refused(skills, tmp_path, monkeypatch):
         zf.writestr("big/assets/zeros.bin", b"\0" * 100_000)
     with pytest.raises(SkillError, match="too large"):
         skills.import_path(path)
+
+
+def test_foreign_skill_with_only_name_and_description_imports_and_is_offered(skills, tmp_path):
+    source = tmp_path / "their-agent" / "invoice-parser"
+    source.mkdir(parents=True)
+    (source / "SKILL.md").write_text(
+        "---\nname: invoice-parser\ndescription: Parse PDF invoices into CSV rows.\n---\n"
+        "Use pdfplumber; one row per line item.\n"
+    )
+    [skill] = skills.import_path(source)
+    assert (skill.version, skill.uses, skill.created_by) == (1, 0, "user")
+    assert [s.name for s in skills.relevant("turn these invoices into a csv")] == ["invoice-parser"]
+    # the file is left as the other agent wrote it
+    assert (skill.path / "SKILL.md").read_text() == (source / "SKILL.md").read_text()
