@@ -9,15 +9,8 @@ from __future__ import annotations
 
 from alembic import context
 
+from hermes.store.migrate import include_object
 from hermes.store.models import Base
-
-# FTS5 tables (and their shadow tables), the view feeding them and their
-# triggers are raw SQL in a revision; autogenerate must not try to drop them.
-SEARCH_OBJECT_PREFIXES = ("messages_fts", "sessions_fts", "messages_search_source")
-
-
-def include_object(obj, name, type_, reflected, compare_to) -> bool:
-    return not (name or "").startswith(SEARCH_OBJECT_PREFIXES)
 
 
 def run_migrations(connection) -> None:

@@ -18,7 +18,15 @@ from hermes.errors import StoreError
 from hermes.store.engine import sqlite_path, write_transaction
 
 PRE_UPGRADE_PREFIX = "pre-upgrade-"
+# FTS5 tables (and their shadow tables), the view feeding them and their
+# triggers are raw SQL in a revision; autogenerate must not try to drop them.
+SEARCH_OBJECT_PREFIXES = ("messages_fts", "sessions_fts", "messages_search_source")
 KEEP_PRE_UPGRADE_BACKUPS = 5
+
+
+def include_object(obj, name, type_, reflected, compare_to) -> bool:
+    """Alembic autogenerate filter: leave the search objects alone."""
+    return not (name or "").startswith(SEARCH_OBJECT_PREFIXES)
 
 
 def migrations_dir() -> Path:
