@@ -201,3 +201,11 @@ def test_connection_refused_then_server_comes_back(wire):
     settings = ProviderSettings(model="m", api_key="k", base_url=base, max_retries=0)
     _, error = run(provider_class(wire)(settings))
     assert error.retryable and "cannot reach" in error.message
+
+
+def test_malformed_chunk_is_a_clear_error(fake_llm, fake_provider, wire):
+    at = 4 if wire == "anthropic" else 2
+    fake_llm.reply(ANSWER, chunk_size=4, malformed_after=at)
+    chunks, error = run(fake_provider(wire))
+    assert text_of(chunks)
+    assert "not valid JSON" in error.message and error.retryable

@@ -67,7 +67,7 @@ def test_several_tool_calls_with_split_arguments(fake_llm, fake_provider, wire):
     assert text_of(chunks) == "Let me look."
 
 
-@pytest.mark.parametrize("style", ["split", "repeat", "whole"])
+@pytest.mark.parametrize("style", ["split", "repeat", "whole", "noindex"])
 def test_openai_tool_call_styles_of_compatible_servers(fake_llm, fake_provider, style):
     fake_llm.reply(
         tool_calls=[("read_file", {"path": "a.txt"}), ("list_dir", {"path": "b"})],
@@ -247,3 +247,25 @@ def test_create_provider_from_config(fake_llm, make_config, wire):
     req = request(model=provider.model)
     assert text_of(collect(provider, req)) == "configured"
     assert fake_llm.last_request.json["model"] == provider.model
+
+
+def test_consumer_stopping_early_closes_the_stream(fake_llm, fake_provider, wire):
+    fake_llm.reply("x" * 400, chunk_size=1)
+    fake_llm.reply("next")
+    provider = fake_provider(wire)
+    stream = provider.stream(request())
+    assert isinstance(next(stream), TextDelta)
+    stream.close()
+    assert text_of(collect(provider, request())) == "next"
+
+
+def test_sdks_are_not_imported_until_used():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hermes.providers.anthropic, hermes.providers.openai_compat; "
+        "print('anthropic' in sys.modules, 'openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

@@ -11,6 +11,7 @@ mark the system block, the last tool and the last message block with
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -83,7 +84,7 @@ class AnthropicProvider(Provider):
         with stream:
             try:
                 yield from read_events(stream, request.model)
-            except (anthropic.APIError, *timeouts, *transports) as exc:
+            except (anthropic.APIError, json.JSONDecodeError, *timeouts, *transports) as exc:
                 raise _failure(exc, target, streaming=True) from exc
 
 
@@ -173,25 +174,35 @@ def read_events(events: Any, model: str) -> Iterator[Chunk]:
     stop_reason = "end_turn"
     finished = False
     for event in events:
+        # Fields are read with getattr: a compatible server may send odd shapes,
+        # and the SDK builds raw events without validating them.
         kind = getattr(event, "type", None)
+        index = getattr(event, "index", None)
         if kind == "message_start":
-            _count(counts, getattr(event.message, "usage", None))
+            _count(counts, getattr(getattr(event, "message", None), "usage", None))
         elif kind == "content_block_start":
-            block = event.content_block
+            block = getattr(event, "content_block", None)
             if getattr(block, "type", None) == "tool_use":
-                tools[event.index] = (block.id or "", block.name or "", [])
+                tools[index] = (
+                    getattr(block, "id", "") or "",
+                    getattr(block, "name", "") or "",
+                    [],
+                )
         elif kind == "content_block_delta":
-            delta = event.delta
-            if delta.type == "text_delta" and delta.text:
-                yield TextDelta(delta.text)
-            elif delta.type == "input_json_delta" and event.index in tools:
-                tools[event.index][2].append(delta.partial_json or "")
-        elif kind == "content_block_stop" and event.index in tools:
-            call_id, name, parts = tools.pop(event.index)
+            delta = getattr(event, "delta", None)
+            delta_type = getattr(delta, "type", None)
+            text = getattr(delta, "text", None)
+            if delta_type == "text_delta" and isinstance(text, str) and text:
+                yield TextDelta(text)
+            elif delta_type == "input_json_delta" and index in tools:
+                piece = getattr(delta, "partial_json", None)
+                tools[index][2].append(piece if isinstance(piece, str) else "")
+        elif kind == "content_block_stop" and index in tools:
+            call_id, name, parts = tools.pop(index)
             yield tool_call(call_id, name, "".join(parts))
         elif kind == "message_delta":
-            reason = getattr(event.delta, "stop_reason", None)
-            if reason:
+            reason = getattr(getattr(event, "delta", None), "stop_reason", None)
+            if isinstance(reason, str) and reason:
                 stop_reason = STOP_REASONS.get(reason, reason)
             _count(counts, getattr(event, "usage", None))
         elif kind == "message_stop":

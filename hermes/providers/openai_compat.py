@@ -113,7 +113,7 @@ class OpenAIProvider(Provider):
         with stream:
             try:
                 yield from self._read(stream, request.model)
-            except (openai.APIError, *timeouts, *transports) as exc:
+            except (openai.APIError, json.JSONDecodeError, *timeouts, *transports) as exc:
                 raise _failure(exc, target, streaming=True) from exc
 
     def _read(self, chunks: Any, model: str) -> Iterator[Chunk]:
@@ -131,14 +131,16 @@ class OpenAIProvider(Provider):
             for choice in getattr(chunk, "choices", None) or ():
                 if getattr(choice, "index", 0) not in (0, None):
                     continue  # we ask for one choice; ignore any others
-                delta = choice.delta
-                if delta is not None:
-                    if delta.content:
-                        yield TextDelta(delta.content)
-                    for piece in delta.tool_calls or ():
-                        calls.add(piece)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+                # getattr: compatible servers send odd shapes, unvalidated by the SDK.
+                delta = getattr(choice, "delta", None)
+                content = getattr(delta, "content", None)
+                if isinstance(content, str) and content:
+                    yield TextDelta(content)
+                for piece in getattr(delta, "tool_calls", None) or ():
+                    calls.add(piece)
+                reason = getattr(choice, "finish_reason", None)
+                if isinstance(reason, str) and reason:
+                    finish = reason
         if finish is None:
             raise ProviderFailure("the model stream ended early: try again", retryable=True)
         yield from calls.finished()
@@ -239,6 +241,10 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 @dataclass
 class _Call:
     id: str = ""
@@ -257,26 +263,28 @@ class _ToolCalls:
 
     def add(self, piece: Any) -> None:
         function = getattr(piece, "function", None)
-        name = getattr(function, "name", None) or ""
-        call = self.calls.setdefault(self._index(piece, name), _Call())
-        if piece.id and not call.id:
-            call.id = piece.id
+        name = _text(getattr(function, "name", None))
+        call_id = _text(getattr(piece, "id", None))
+        call = self.calls.setdefault(self._index(piece, call_id, name), _Call())
+        if call_id and not call.id:
+            call.id = call_id
         # Servers that repeat the name in every chunk repeat all of it: keep the first.
         if name and not call.name:
             call.name = name
-        arguments = getattr(function, "arguments", None)
+        arguments = _text(getattr(function, "arguments", None))
         if arguments:
             call.arguments.append(arguments)
 
-    def _index(self, piece: Any, name: str) -> int:
-        if isinstance(piece.index, int):
-            return piece.index
+    def _index(self, piece: Any, call_id: str, name: str) -> int:
+        index = getattr(piece, "index", None)
+        if isinstance(index, int):
+            return index
         # No index: a known id continues its call, a new id or name starts one,
         # a bare argument piece continues the last call.
-        for index, call in self.calls.items():
-            if piece.id and call.id == piece.id:
-                return index
-        if piece.id or name or not self.calls:
+        for known, call in self.calls.items():
+            if call_id and call.id == call_id:
+                return known
+        if call_id or name or not self.calls:
             return max(self.calls, default=-1) + 1
         return max(self.calls)
 

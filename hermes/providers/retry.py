@@ -12,11 +12,13 @@ contain the API key.
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,9 +94,11 @@ def retrying(
     while True:
         produced = False
         try:
-            for chunk in attempt():
-                produced = True
-                yield chunk
+            # closing(): a consumer that stops early closes the HTTP stream now, not at GC.
+            with closing(attempt()) as chunks:
+                for chunk in chunks:
+                    produced = True
+                    yield chunk
             return
         except ProviderError as err:
             if produced or not err.retryable or failures >= settings.max_retries:
@@ -181,6 +185,10 @@ def translate(
     stalled stream, a dropped connection a stream that ended early.
     """
     timeouts, transports = transport_errors()
+    if isinstance(exc, json.JSONDecodeError):
+        return ProviderFailure(
+            f"{target.label} sent a stream chunk that is not valid JSON: try again", retryable=True
+        )
     if isinstance(exc, (sdk.APITimeoutError, timeouts)):
         return _timeout(exc, target, streaming=streaming)
     if isinstance(exc, (sdk.APIConnectionError, transports)):

@@ -57,13 +57,15 @@ class Reply:
     stop_reason: str | None = None  # Anthropic words; default end_turn / tool_use
     chunk_size: int = 8  # characters of text per delta
     args_chunk_size: int = 6  # characters of tool arguments per delta
-    tool_call_style: str = "split"  # OpenAI: split | repeat (id+name every chunk) | whole
+    # OpenAI: split | repeat (id+name every chunk) | whole (one chunk) | noindex (no "index")
+    tool_call_style: str = "split"
     cut_after: int | None = None  # close the connection after this many SSE events
     cut_clean: bool = False  # end the HTTP body properly when cutting (vs. an abrupt close)
     stall: float | None = None  # go silent this many seconds mid-stream...
     stall_after: int = 2  # ...after this many SSE events
     stream_error: str | None = None  # an in-stream error of this type, e.g. overloaded_error
     stream_error_after: int = 1
+    malformed_after: int | None = None  # send a data line that is not JSON, then end
     delay: float = 0.0  # seconds to wait before answering at all
     model: str | None = None
     # Error replies.
@@ -387,6 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             events = wf.openai_events(reply, model, include_usage)
         for n, frame in enumerate(events):
+            if n == reply.malformed_after:
+                yield b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'
+                return
             if reply.stream_error and n == reply.stream_error_after:
                 yield wf.stream_error_frame(wire, reply.stream_error)
                 return  # the real API ends the body cleanly after an error event

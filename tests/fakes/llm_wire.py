@@ -204,11 +204,15 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> Iterator[byt
                 {"tool_calls": [{**head, "function": {"name": name, "arguments": arguments}}]}
             )
             continue
-        if reply.tool_call_style == "split":
+        if reply.tool_call_style == "noindex":  # a few compatible servers omit "index"
+            head = {"id": call_id, "type": "function"}
+        if reply.tool_call_style in ("split", "noindex"):
             yield chunk({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
         for piece in pieces(arguments, reply.args_chunk_size):
             if reply.tool_call_style == "repeat":
                 call = {**head, "function": {"name": name, "arguments": piece}}
+            elif reply.tool_call_style == "noindex":
+                call = {"function": {"arguments": piece}}
             else:
                 call = {"index": index, "function": {"arguments": piece}}
             yield chunk({"tool_calls": [call]})
