@@ -178,6 +178,12 @@ def test_empty_command_is_refused(ctx):
         call(run_bash, ctx, command="   ")
 
 
+def test_missing_workspace_is_a_tool_error(make_config, tmp_path):
+    ctx = ToolContext(config=make_config(workspace=tmp_path / "gone"))
+    with pytest.raises(ToolError, match="could not start bash"):
+        call(run_bash, ctx, command="true")
+
+
 def test_run_command_reports_the_duration(tmp_path):
     result = run_command("echo x", cwd=tmp_path, timeout=5, output_limit=100)
     assert (result.output, result.exit_code, result.timed_out) == ("x\n", 0, False)

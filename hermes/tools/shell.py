@@ -83,14 +83,20 @@ def run_bash(ctx: ToolContext, command: str, timeout: int | None = None) -> str:
     if "\x00" in command:
         raise ToolError("command contains a NUL byte, which bash cannot take")
     seconds = _effective_timeout(ctx.config.bash_timeout, timeout)
-    result = run_command(
-        command,
-        cwd=ctx.workspace,
-        timeout=seconds,
-        output_limit=ctx.config.tool_output_limit,
-        env=child_environment(),
-        cancel=ctx.cancel,
-    )
+    try:
+        result = run_command(
+            command,
+            cwd=ctx.workspace,
+            timeout=seconds,
+            output_limit=ctx.config.tool_output_limit,
+            env=child_environment(),
+            cancel=ctx.cancel,
+        )
+    except OSError as exc:  # no bash, or the workspace folder is gone
+        raise ToolError(
+            f"could not start bash in {ctx.workspace}: {exc.strerror}; "
+            "check that bash is installed and HERMES_WORKSPACE exists"
+        ) from None
     output = result.output.rstrip("\n") or "(no output)"
     if result.cancelled:
         raise Cancelled("run_bash was cancelled by the user; the command was stopped")
