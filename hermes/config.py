@@ -171,9 +171,12 @@ SECRET_VARIABLES = (
 )
 
 
-def child_environment() -> dict[str, str]:
-    """The environment for commands the agent runs, with Hermes' own secrets removed."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for the model's commands: ours minus Hermes' secrets, never interactive."""
+    source = os.environ if environ is None else environ
+    env = {k: v for k, v in source.items() if k not in SECRET_VARIABLES}
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"})
+    return env
 
 
 def _choose_provider(env: _Env) -> str | None:

@@ -113,22 +113,17 @@ def test_validate_forgives_quoted_and_float_integers(sample_tool):
     assert sample_tool.validate({"name": "x", "count": 7.0})["count"] == 7
 
 
-@pytest.mark.xfail(
-    strict=True, reason="registry: null for an optional argument is refused (reported)"
-)
 def test_null_for_an_optional_argument_means_not_given(sample_tool):
     # OpenAI strict-mode schemas and many local models send null for "not given".
     assert sample_tool.validate({"name": "x", "ratio": None}) == {"name": "x"}
 
 
-@pytest.mark.xfail(strict=True, reason="registry: odd digit strings raise ValueError (reported)")
 @pytest.mark.parametrize("value", ["--5", "²"])
 def test_odd_digit_strings_are_a_tool_error(sample_tool, value):
     with pytest.raises(ToolError):
         sample_tool.validate({"name": "x", "count": value})
 
 
-@pytest.mark.xfail(strict=True, reason="registry: non-object arguments are not checked (reported)")
 def test_arguments_that_are_not_an_object_are_a_tool_error(sample_tool):
     with pytest.raises(ToolError):
         sample_tool.validate(None)

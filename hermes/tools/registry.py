@@ -69,6 +69,8 @@ class Tool:
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Check the model's arguments against the schema; raise ToolError naming the problem."""
+        if not isinstance(arguments, dict):
+            raise ToolError(f"arguments must be a JSON object, not {type(arguments).__name__}")
         schema = self.spec.parameters
         properties = schema.get("properties", {})
         unknown = sorted(set(arguments) - set(properties))
@@ -81,6 +83,8 @@ class Tool:
                 raise ToolError(f"missing required argument {required!r}")
         checked = {}
         for key, value in arguments.items():
+            if value is None and key not in schema.get("required", []):
+                continue  # models send null for "not given": the default applies
             checked[key] = _check_value(key, value, properties[key])
         return checked
 
@@ -177,7 +181,7 @@ def _check_value(key: str, value: Any, schema: dict[str, Any]) -> Any:
         not ok
         and kind == "integer"
         and isinstance(value, str)
-        and value.strip().lstrip("-").isdigit()
+        and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value)
     ):
         # Small local models often quote numbers; accept "12" for 12.
         return int(value)

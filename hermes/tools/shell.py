@@ -17,25 +17,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes.config import child_environment
 from hermes.errors import Cancelled, ToolError
 from hermes.tools.output import HeadTailBuffer
 from hermes.tools.registry import ToolContext, tool
 
 # The longest timeout the model may ask for, unless HERMES_BASH_TIMEOUT is longer.
 TIMEOUT_CAP = 600.0
-# Variables that hold Hermes' own secrets; the model's commands never see them.
-SECRET_VARIABLES = frozenset(
-    {
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "OPENROUTER_API_KEY",
-        "FLASK_SECRET_KEY",
-        "HERMES_WEB_PASSWORD",
-    }
-)
-# Nothing may wait on a terminal or a pager: there is neither.
-_NON_INTERACTIVE = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
-
 _POLL = 0.05  # how often the cancel flag and the deadline are checked, in seconds
 _EXIT_GRACE = 0.1  # how long background writers may keep the pipe open after bash exits
 _TERM_GRACE = 0.5  # between SIGTERM and SIGKILL
@@ -51,17 +39,6 @@ class CommandResult:
     timed_out: bool = False
     cancelled: bool = False
     duration: float = 0.0
-
-
-def child_environment() -> dict[str, str]:
-    """The environment for the model's commands: ours, minus Hermes' secrets.
-
-    TODO(lead): this reads os.environ, which only hermes/config.py may do; move
-    it there as ``hermes.config.child_environment()`` and import it from here.
-    """
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-    env.update(_NON_INTERACTIVE)
-    return env
 
 
 @tool(kind="shell")
