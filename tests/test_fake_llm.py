@@ -144,6 +144,8 @@ def test_control_endpoints_script_and_report(fake_llm):
     conn.request("GET", "/_fake/requests")
     recorded = json.loads(conn.getresponse().read())
     assert [r["path"] for r in recorded] == ["/v1/messages", "/v1/messages"]
+    status, _, data = post(fake_llm, "/_fake/script", [{"txet": "typo"}])
+    assert status == 400 and b"txet" in data
 
 
 def test_env_and_config_helpers_point_at_the_server(fake_llm, make_config):

@@ -209,3 +209,11 @@ def test_malformed_chunk_is_a_clear_error(fake_llm, fake_provider, wire):
     chunks, error = run(fake_provider(wire))
     assert text_of(chunks)
     assert "not valid JSON" in error.message and error.retryable
+
+
+def test_html_error_page_from_a_proxy(fake_llm, fake_provider, wire):
+    page = "<html><body><h1>502 Bad Gateway</h1>" + "x" * 5000 + "</body></html>"
+    fake_llm.error(502, raw_body=page)
+    _, error = run(fake_provider(wire, max_retries=0))
+    assert error.retryable and "(502)" in error.message
+    assert "<html>" not in error.message and len(error.message) < 200

@@ -247,7 +247,9 @@ def _caused_by(exc: BaseException, class_name: str) -> bool:
 def _error_fields(body: object) -> tuple[str | None, str | None, str | None]:
     """(type, message, code) from either API's error body."""
     if not isinstance(body, dict):
-        return None, (str(body) if body else None), None
+        text = str(body).strip() if body else ""
+        # A proxy's HTML error page says nothing a user can act on.
+        return None, (text if text and not text.startswith("<") else None), None
     error = body.get("error", body)
     if not isinstance(error, dict):
         return None, str(error), None

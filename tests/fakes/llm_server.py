@@ -74,6 +74,7 @@ class Reply:
     error_type: str | None = None
     code: str | None = None
     retry_after: float | str | None = None
+    raw_body: str | None = None  # sent verbatim as text/html, like a proxy's error page
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -191,9 +192,11 @@ class FakeLLM:
         code: str | None = None,
         retry_after: float | str | None = None,
         delay: float = 0.0,
+        raw_body: str | None = None,
     ) -> Reply:
         """Queue an HTTP error shaped like the real API's, optionally with Retry-After."""
         item = Reply(
+            raw_body=raw_body,
             status=status,
             message=message,
             error_type=error_type,
@@ -316,7 +319,12 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/_fake/script":
             items = body if isinstance(body, list) else [body]
-            self.fake.script(items)
+            try:
+                replies = [Reply.from_dict(item) for item in items]
+            except (TypeError, ValueError) as exc:
+                self._json(400, {"error": {"message": f"fake LLM: bad script entry: {exc}"}})
+                return
+            self.fake.script(replies)
             self._json(200, {"queued": self.fake.pending})
             return
         if path == "/_fake/reset":
@@ -356,6 +364,14 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"request-id": "req_fake"}
         if reply.retry_after is not None:
             headers["Retry-After"] = str(reply.retry_after)
+        if reply.raw_body is not None:
+            data = reply.raw_body.encode()
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         self._json(reply.status, wf.error_body(wire, reply), headers)
 
     def _stream(self, wire: str, reply: Reply, body: dict[str, Any]) -> None:
