@@ -263,8 +263,8 @@ def _key_bindings():
         buffer = event.current_buffer
         state = buffer.complete_state
         if state is not None and state.current_completion is not None:
+            # Enter on a highlighted completion takes it and sends, like a menu pick.
             buffer.apply_completion(state.current_completion)
-            return
         buffer.validate_and_handle()
 
     @bindings.add("escape", "enter")

@@ -297,10 +297,10 @@ def _snippet(snippet: str) -> Text:
 def _show_message(repl: Repl, stored) -> None:
     message = stored.message
     if message.role == "user":
-        repl.console.print(Text.assemble(("you> ", "bold"), brief(message.content, 300)))
+        repl.console.print(Text.assemble(("you: ", "bold"), brief(message.content, 300)))
     else:
         text = brief(message.content, 300) if message.content else ""
         calls = ", ".join(call.name for call in message.tool_calls)
         if calls:
             text = f"{text} [tools: {calls}]".strip()
-        repl.console.print(Text.assemble(("hermes> ", "bold green"), text or "(no text)"))
+        repl.console.print(Text.assemble(("hermes: ", "bold green"), text or "(no text)"))
