@@ -16,9 +16,9 @@ from hermes.errors import ConfigError
 PROVIDER_NAMES = ("anthropic", "openai", "openrouter")
 
 DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-4.1",
-    "openrouter": "anthropic/claude-sonnet-4.5",
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5",
+    "openrouter": "anthropic/claude-sonnet-4.6",
 }
 
 KEY_VARIABLES = {

@@ -13,7 +13,7 @@ def env(**values):
 def test_provider_is_the_one_whose_key_is_set():
     config = Config.from_env(env(OPENAI_API_KEY="sk-test"))
     assert config.provider == "openai"
-    assert config.model == "gpt-4.1"
+    assert config.model == "gpt-5"
     assert config.api_key == "sk-test"
 
 
