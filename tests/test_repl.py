@@ -54,6 +54,7 @@ def repl_env(fake_llm, hermes_home: Path, workspace: Path) -> dict[str, str]:
     env.update(
         HERMES_HOME=str(hermes_home),
         HERMES_WORKSPACE=str(workspace),
+        HERMES_MODEL="gpt-4.1",
         HERMES_MAX_RETRIES="0",
         HERMES_STREAM_TIMEOUT="10",
         TERM="xterm-256color",

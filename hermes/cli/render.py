@@ -22,6 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.text import Text
 
 from hermes.events import Event
@@ -123,26 +124,47 @@ class MarkdownStream:
         self.live = Live(
             Text(""),
             console=console,
-            auto_refresh=True,
-            refresh_per_second=12,
+            # Redrawn on each delta only: an idle timer would erase and redraw
+            # an unchanged block many times a second, which some terminals show as flicker.
+            auto_refresh=False,
             transient=False,
             redirect_stdout=False,
             redirect_stderr=False,
-            vertical_overflow="visible",
+            vertical_overflow="crop",
         )
-        self.live.start()
+        self.live.start(refresh=False)
 
     def write(self, delta: str) -> None:
         self.pending += delta
         done, self.pending = split_markdown(self.pending)
         if done.strip():
-            # Printed above the live region, which stays at the bottom.
+            # Printed above the live region, which stays at the bottom (emptied
+            # first, so the finished block does not flash twice).
+            self.live.update(Text(""))
             self.console.print(Markdown(done.strip("\n")))
-        self.live.update(Markdown(self.pending) if self.pending.strip() else Text(""))
+        self.live.update(_Tail(self._block(), self.console.height - 2), refresh=True)
+
+    def _block(self):
+        return Markdown(self.pending) if self.pending.strip() else Text("")
 
     def close(self) -> None:
-        self.live.update(Markdown(self.pending) if self.pending.strip() else Text(""))
+        self.live.update(self._block())  # stop() draws it in full, however tall
         self.live.stop()
+
+
+class _Tail:
+    """The last ``height`` lines of a renderable: a live region taller than the
+    screen cannot be redrawn in place (the cursor cannot move above the screen)."""
+
+    def __init__(self, renderable, height: int):
+        self.renderable = renderable
+        self.height = max(1, height)
+
+    def __rich_console__(self, console, options):
+        lines = console.render_lines(self.renderable, options, pad=False)
+        for line in lines[-self.height :]:
+            yield from line
+            yield Segment.line()
 
 
 class TurnView:

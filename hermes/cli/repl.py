@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.text import Text
@@ -127,15 +128,16 @@ class Repl:
             return
         turn = TurnThread(agent, session_id, text).start()
         view = TurnView(self.console)
-        try:
-            for event in turn.events():
-                view.show(event)
-        except KeyboardInterrupt:
-            turn.cancel.set()
-            view.close()
-            self._finish_cancelled(turn, view)
-        finally:
-            view.close()
+        with terminal_echo_off():
+            try:
+                for event in turn.events():
+                    view.show(event)
+            except KeyboardInterrupt:
+                turn.cancel.set()
+                view.close()
+                self._finish_cancelled(turn, view)
+            finally:
+                view.close()
 
     def _finish_cancelled(self, turn, view: TurnView) -> None:
         """Give the worker a moment to stop and save the partial answer, then move on."""
@@ -244,6 +246,31 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
             yield session.prompt([("bold", PROMPT)])
         except EOFError:
             return
+
+
+@contextmanager
+def terminal_echo_off() -> Iterator[None]:
+    """Don't echo keys typed during a turn: an echoed ``^C`` or type-ahead would land
+    inside the live answer region and leave a duplicated line behind. Typed keys
+    stay queued for the next prompt; Ctrl-C still interrupts."""
+    try:
+        import termios
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError, AttributeError):
+        yield  # stdin is not a terminal: nothing to silence
+        return
+    quiet = list(saved)
+    quiet[3] &= ~termios.ECHO
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def plain_lines(stream=None) -> Iterator[str]:

@@ -195,6 +195,8 @@ def model(repl: Repl, argument: str) -> None:
     new_model = argument.split()[0]
     repl.runtime.set_model(new_model)
     repl.reset_agent()
+    if repl.session_id is not None:
+        repl.runtime.store.update_session(repl.session_id, model=new_model)
     repl.note(f"Switched to {config.provider}:{new_model} for the next messages.")
 
 
