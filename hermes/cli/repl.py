@@ -318,6 +318,27 @@ def _skill_names(repl: Repl) -> list[str]:
     return names
 
 
+def _warm_up(config) -> None:
+    """Import the heavy modules (model SDK, SQLAlchemy, Alembic) while the user types,
+    so the first answer starts as fast as the later ones."""
+    import threading
+
+    def work() -> None:
+        import importlib
+
+        from hermes.providers.registry import provider_class
+
+        try:
+            for name in ("hermes.store", "alembic.command", "hermes.agent.loop", "hermes.tools"):
+                importlib.import_module(name)
+            if config.provider:
+                provider_class(config.provider)
+        except (ImportError, HermesError):
+            pass  # the first real use reports it, with a message that says what to do
+
+    threading.Thread(target=work, name="warm-up", daemon=True).start()
+
+
 def _log_to_file(path) -> None:
     """Send hermes' warnings to a file: a stray log line would tear the live display."""
     import logging
@@ -347,6 +368,7 @@ def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None
         if input_lines is not None:
             lines = input_lines(repl)
         elif sys.stdin.isatty():
+            _warm_up(config)
             lines = prompt_lines(repl)
         else:
             lines = plain_lines()
