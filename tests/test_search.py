@@ -200,3 +200,21 @@ def test_limit_is_respected(store):
 )
 def test_build_match_query(query, expected):
     assert build_match_query(query) == expected
+
+
+def test_common_words_are_bounded_but_still_count(store, monkeypatch):
+    """With tiny thresholds, the common-word path is exercised on a small database."""
+    from hermes.store import search as search_module
+
+    monkeypatch.setattr(search_module, "COMMON_MATCHES", 3)
+    monkeypatch.setattr(search_module, "RECENT_WINDOW", 4)
+    session = store.create_session()
+    filler = [store.add_message(session.id, Message("user", f"server note {n}")) for n in range(8)]
+    both = store.add_message(session.id, Message("user", "the server crashed with a segfault"))
+    rare_only = store.add_message(session.id, Message("user", "a segfault again"))
+    # "server" is common here, "segfault" rare: the message with both wins.
+    ids = [h.message_id for h in store.search("server segfault")]
+    assert ids[:2] == [both.id, rare_only.id]
+    # Only common words: ranked among the newest messages.
+    recent = {h.message_id for h in store.search("server note")}
+    assert recent and recent <= {m.id for m in filler[-4:]} | {both.id, rare_only.id}

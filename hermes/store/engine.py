@@ -24,6 +24,7 @@ from hermes.errors import ConfigError
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "hermes_write"
+CACHE_KIB = 32_768
 
 
 def sqlite_path(database_url: str) -> Path:
@@ -61,6 +62,9 @@ def make_engine(database_url: str) -> Engine:
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
+        # A bigger page cache (default 2 MB) roughly halves FTS5 index writes on
+        # bulk inserts; pages are allocated only as they are used.
+        cursor.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -14,7 +14,9 @@ web page to turn into ``<mark>`` after HTML-escaping.
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, text
@@ -29,6 +31,10 @@ SNIPPET_TOKENS = 16
 MAX_TERMS = 24
 MAX_LIMIT = 100
 ROLES = ("user", "assistant", "tool", "summary")
+# A word in this many messages or more is "common" (see _message_hits).
+COMMON_MATCHES = 10_000
+RECENT_WINDOW = 10_000
+CANDIDATES = 50
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+")
@@ -51,6 +57,12 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 def build_match_query(query: str) -> str | None:
     """Turn free text into a safe FTS5 MATCH expression; None when nothing is searchable."""
+    terms = query_terms(query)
+    return " OR ".join(terms) if terms else None
+
+
+def query_terms(query: str) -> list[str]:
+    """The quoted FTS5 strings (words and phrases) a free-text query searches for."""
     phrases: list[list[str]] = []
 
     def take_phrase(match: re.Match) -> str:
@@ -73,9 +85,7 @@ def build_match_query(query: str) -> str | None:
         quoted = _quote(word)
         if quoted not in terms:
             terms.append(quoted)
-    if not terms:
-        return None
-    return " OR ".join(terms[:MAX_TERMS])
+    return terms[:MAX_TERMS]
 
 
 def _quote(words: str) -> str:
@@ -98,11 +108,11 @@ def search(
     if role is not None and role not in ROLES:
         raise InvalidInput(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    match = build_match_query(query or "")
-    if match is None:
+    terms = query_terms(query or "")
+    if not terms:
         return []
     params = {
-        "match": match,
+        "match": " OR ".join(terms),
         "limit": limit,
         "session_id": session_id,
         "role": role,
@@ -115,17 +125,85 @@ def search(
     }
     hits: list[SearchHit] = []
     if role != "summary":
-        hits += _message_hits(connection, params)
+        hits += _message_hits(connection, params, terms)
     if role in (None, "summary"):
         hits += _session_hits(connection, params)
     hits.sort(key=lambda hit: hit.score, reverse=True)
     return hits[:limit]
 
 
-def _message_hits(connection: Connection, params: dict) -> list[SearchHit]:
-    filters = []
+def _message_hits(connection: Connection, params: dict, terms: list[str]) -> list[SearchHit]:
+    """Ranked message hits, with the work bounded however common the words are.
+
+    BM25 has to score every message that matches any word, so a word found in
+    a large share of a million messages would cost hundreds of milliseconds.
+    Such words carry little weight in BM25 anyway (low IDF), so: rank on the
+    rarer words to pick candidates, then add each common word's weight to the
+    candidates containing it. A query made only of very common words is
+    ranked among the newest ``RECENT_WINDOW`` messages.
+    """
     if params["session_id"] is not None:
-        filters.append("AND m.session_id = :session_id")
+        # One session's messages sit in a narrow band of ids: search only that band.
+        low, high = connection.execute(
+            text("SELECT min(id), max(id) FROM messages WHERE session_id = :session_id"), params
+        ).one()
+        if low is None:
+            return []
+        return _ranked(
+            connection, {**params, "low": low, "high": high}, "rowid BETWEEN :low AND :high"
+        )
+    common = [term for term in terms if _is_common(connection, term)]
+    if not common:
+        return _ranked(connection, params)
+    newest = connection.execute(text("SELECT max(id) FROM messages")).scalar() or 0
+    rare = [term for term in terms if term not in common]
+    if not rare:
+        return _ranked(connection, {**params, "floor": newest - RECENT_WINDOW}, "rowid > :floor")
+    wide = {**params, "match": " OR ".join(rare), "limit": max(CANDIDATES, 3 * params["limit"])}
+    candidates = {hit.message_id: hit for hit in _ranked(connection, wide)}
+    if not candidates:
+        return []
+    # Score the common words on the candidates only: each one found adds its
+    # IDF, taken at the threshold (the most a common word can weigh).
+    weight = math.log(1 + newest / COMMON_MATCHES)
+    listed = ",".join(str(int(message_id)) for message_id in candidates)  # our own ints
+    bonus = dict.fromkeys(candidates, 0.0)
+    for term in common:
+        found = connection.execute(
+            text(
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :term "
+                f"AND rowid IN ({listed})"
+            ),
+            {"term": term},
+        ).scalars()
+        for message_id in found:
+            bonus[message_id] += weight
+    rescored = [
+        replace(hit, score=round(hit.score + bonus[message_id], 4))
+        for message_id, hit in candidates.items()
+    ]
+    rescored.sort(key=lambda hit: hit.score, reverse=True)
+    return rescored[: params["limit"]]
+
+
+def _is_common(connection: Connection, term: str) -> bool:
+    """Whether ``term`` is in at least COMMON_MATCHES messages (stops counting there)."""
+    found = connection.execute(
+        text(
+            "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH :term "
+            "LIMIT :cap)"
+        ),
+        {"term": term, "cap": COMMON_MATCHES},
+    ).scalar()
+    return found >= COMMON_MATCHES
+
+
+def _ranked(
+    connection: Connection, params: dict, rowid_filter: str | None = None
+) -> list[SearchHit]:
+    filters = []
+    if rowid_filter:
+        filters.append(f"AND messages_fts.{rowid_filter}")
     if params["role"] is not None:
         filters.append("AND m.role = :role")
     if params["since"] is not None:
