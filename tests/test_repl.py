@@ -176,6 +176,9 @@ def test_ctrl_c_cancels_a_slow_turn_and_the_repl_stays_alive(
     child.send("half-typed")
     child.sendintr()
     child.expect_exact(PROMPT)
+    say(child, "/model")  # still alive, and the half-typed text is gone
+    child.expect(r"\n[^\n]*openai:gpt-4\.1")
+    child.expect_exact(PROMPT)
     say(child, "/exit")
     child.expect("saving session summary")
     assert finish(child) == 0

@@ -56,7 +56,7 @@ class Repl:
                 except StopIteration:
                     break
                 except KeyboardInterrupt:
-                    continue  # Ctrl-C at the prompt clears the line
+                    continue  # Ctrl-C while reading a line: drop it
                 try:
                     if not self.handle(text):
                         break
@@ -243,9 +243,12 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
     )
     while True:
         try:
-            yield session.prompt([("bold", PROMPT)])
+            text = session.prompt([("bold", PROMPT)])
+        except KeyboardInterrupt:
+            continue  # Ctrl-C at the prompt clears the line (the generator must live on)
         except EOFError:
             return
+        yield text
 
 
 @contextmanager
