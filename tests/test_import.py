@@ -280,3 +280,22 @@ def test_cli_errors_are_one_line(tmp_path):
     assert "Traceback" not in result.stderr
     missing = _hermes(tmp_path / "home", "export", "--session", "42", cwd=tmp_path)
     assert missing.returncode == 1 and "no session 42" in missing.stderr
+
+
+def test_duplicate_conversations_within_one_file(store, tmp_path):
+    conversations = json.loads((DATA / "claude_conversations.json").read_text())
+    path = _write(tmp_path, conversations + conversations)
+    result = import_file(store, "claude", path)
+    assert (result.conversations, result.skipped) == (2, 2)
+    assert len(store.list_sessions()[0]) == 2
+
+
+def test_progress_is_reported_for_both_passes(store):
+    seen = []
+    import_file(
+        store, "claude", DATA / "claude_conversations.json", progress=lambda *a: seen.append(a)
+    )
+    size = (DATA / "claude_conversations.json").stat().st_size
+    assert {phase for phase, _, _ in seen} == {"checking", "importing"}
+    assert all(total == size for _, _, total in seen)
+    assert seen[-1][1] == size

@@ -25,7 +25,9 @@ def test_session_lifecycle(store):
     created = store.create_session(title="First", source="web", model="m1")
     assert created.message_count == 0 and created.source == "web"
     assert store.get_session(created.id) == created
-    updated = store.update_session(created.id, title="Renamed", summary="I helped.", system_prompt="SYS")
+    updated = store.update_session(
+        created.id, title="Renamed", summary="I helped.", system_prompt="SYS"
+    )
     assert (updated.title, updated.summary, updated.system_prompt, updated.model) == (
         "Renamed",
         "I helped.",
@@ -33,7 +35,9 @@ def test_session_lifecycle(store):
         "m1",
     )
     data = updated.to_dict()
-    assert {"id", "title", "source", "created_at", "updated_at", "message_count", "summary"} <= set(data)
+    assert {"id", "title", "source", "created_at", "updated_at", "message_count", "summary"} <= set(
+        data
+    )
     assert data["created_at"].endswith("Z")
     store.delete_session(created.id)
     with pytest.raises(NotFound):
@@ -171,3 +175,9 @@ def test_open_twice_is_fine(config):
     Store.open(config).close()
     with Store.open(config, upgrade=False) as again:
         assert again.list_sessions() == ([], None)
+
+
+def test_corrupt_database_is_a_store_error(config):
+    (config.home / "hermes.db").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a database"):
+        Store.open(config)

@@ -150,14 +150,15 @@ def upgrade() -> None:
     """Upgrade the database schema to this version of Hermes (backing it up first)."""
     from hermes.config import Config
     from hermes.store import migrate
-    from hermes.store.engine import make_engine, sqlite_path
+    from hermes.store.engine import explained, make_engine, sqlite_path
 
     config = Config.from_env()
     config.home.mkdir(parents=True, exist_ok=True)
     sqlite_path(config.database_url).parent.mkdir(parents=True, exist_ok=True)
     engine = make_engine(config.database_url)
     try:
-        result = migrate.upgrade(engine, config.backups_dir)
+        with explained(engine):
+            result = migrate.upgrade(engine, config.backups_dir)
     finally:
         engine.dispose()
     if result.from_revision == result.to_revision:
@@ -173,12 +174,13 @@ def backup() -> None:
     """Copy the database into HERMES_HOME/backups/ (safe while Hermes is running)."""
     from hermes.config import Config
     from hermes.store import migrate
-    from hermes.store.engine import make_engine
+    from hermes.store.engine import explained, make_engine
 
     config = Config.from_env()
     engine = make_engine(config.database_url)
     try:
-        path = migrate.backup_database(engine, config.backups_dir)
+        with explained(engine):
+            path = migrate.backup_database(engine, config.backups_dir)
     finally:
         engine.dispose()
     click.echo(str(path))

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DatabaseError
 
-from hermes.errors import ConfigError
+from hermes.errors import ConfigError, StoreError
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "hermes_write"
@@ -78,7 +79,7 @@ def make_engine(database_url: str) -> Engine:
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection in a ``BEGIN IMMEDIATE`` transaction, committed on success."""
-    with engine.connect() as connection:
+    with explained(engine), engine.connect() as connection:
         connection.execution_options(**{WRITE_OPTION: True})
         with connection.begin():
             yield connection
@@ -87,5 +88,19 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 @contextmanager
 def read_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection reading one consistent snapshot."""
-    with engine.connect() as connection, connection.begin():
+    with explained(engine), engine.connect() as connection, connection.begin():
         yield connection
+
+
+@contextmanager
+def explained(engine: Engine) -> Iterator[None]:
+    """Turn SQLite's operational failures (disk full, read-only file, a lock
+    held past the timeout, a corrupt file) into a StoreError saying what to check."""
+    try:
+        yield
+    except DatabaseError as exc:
+        reason = str(exc.orig) if exc.orig is not None else str(exc)
+        raise StoreError(
+            f"The database at {engine.url.database} failed: {reason}. Check that the disk "
+            "has space and the file is writable; `hermes doctor` checks the rest."
+        ) from exc

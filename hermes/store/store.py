@@ -24,7 +24,13 @@ from hermes.events import Usage
 from hermes.messages import Message
 from hermes.store import migrate
 from hermes.store import search as search_module
-from hermes.store.engine import make_engine, read_transaction, sqlite_path, write_transaction
+from hermes.store.engine import (
+    explained,
+    make_engine,
+    read_transaction,
+    sqlite_path,
+    write_transaction,
+)
 from hermes.store.models import messages_table, sessions_table, turns_table, utcnow
 from hermes.store.values import (
     SearchHit,
@@ -81,16 +87,17 @@ class Store:
         sqlite_path(config.database_url).parent.mkdir(parents=True, exist_ok=True)
         engine = make_engine(config.database_url)
         try:
-            if upgrade:
-                migrate.upgrade(engine, config.backups_dir)
-            else:
-                with read_transaction(engine) as connection:
-                    current = migrate.current_revision(connection)
-                if current != migrate.head_revision():
-                    raise StoreError(
-                        f"The database is at schema revision {current or 'none'}, not "
-                        f"{migrate.head_revision()}: run `hermes db upgrade`."
-                    )
+            with explained(engine):
+                if upgrade:
+                    migrate.upgrade(engine, config.backups_dir)
+                else:
+                    with read_transaction(engine) as connection:
+                        current = migrate.current_revision(connection)
+                    if current != migrate.head_revision():
+                        raise StoreError(
+                            f"The database is at schema revision {current or 'none'}, not "
+                            f"{migrate.head_revision()}: run `hermes db upgrade`."
+                        )
         except BaseException:
             engine.dispose()
             raise

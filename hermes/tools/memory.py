@@ -27,7 +27,8 @@ def search_memory(ctx: ToolContext, query: str, limit: int = 8) -> str:
     hits = ctx.store.search(query, limit=max(1, min(limit, MAX_RESULTS)))
     if not hits:
         return f"No past messages match {query!r}."
-    lines = [f"{len(hits)} results for {query!r} (best first):"]
+    noun = "result" if len(hits) == 1 else "results"
+    lines = [f"{len(hits)} {noun} for {query!r} (best first):"]
     for n, hit in enumerate(hits, 1):
         title = hit.session_title or "untitled"
         here = " (this session)" if hit.session_id == ctx.session_id else ""
