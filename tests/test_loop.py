@@ -198,3 +198,20 @@ def test_three_tool_calls_reach_the_curator_and_two_do_not(runtime, fake_llm, wo
     fake_llm.reply(text="Sure.")
     run(runtime, "please run the python script again")
     assert "run-python-script" in str(fake_llm.requests[-1].json["messages"])
+
+
+def test_cancel_while_the_model_is_silent_ends_the_turn_at_once(runtime, fake_llm):
+    fake_llm.reply(text="Volcanoes form where magma rises", stall=8.0, stall_after=4)
+    cancel = threading.Event()
+    session_id = runtime.store.create_session().id
+    events = []
+    for event in runtime.agent().run_turn(session_id, "tell me about volcanoes", cancel=cancel):
+        events.append(event)
+        if event.type == "text":
+            # The model goes quiet after this; the cancel must not wait for it.
+            threading.Timer(0.2, cancel.set).start()
+    done = events[-1]
+    assert done.stop_reason == "cancelled"
+    partial = "".join(e.delta for e in events if e.type == "text")
+    assert runtime.store.messages(session_id)[-1].message.content == partial
+    assert "error" not in types(events)

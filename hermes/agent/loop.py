@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from hermes.agent.cancellable import TurnCancelled, cancellable
 from hermes.config import Config
 from hermes.errors import HermesError, ProviderError, ToolError
 from hermes.events import (
@@ -21,7 +22,6 @@ from hermes.events import (
     ErrorEvent,
     Event,
     SkillEvent,
-    StreamEnd,
     TextDelta,
     ToolCall,
     ToolResult,
@@ -34,10 +34,6 @@ from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
 
 # A turn with at least this many tool calls is offered to the curator.
 MIN_TOOL_CALLS_FOR_SKILL = 3
-
-
-class TurnCancelled(Exception):
-    """Raised inside the loop when the cancel event is seen at a safe point."""
 
 
 @dataclass
@@ -119,7 +115,7 @@ class Agent:
                     # Keep what the user already saw.
                     partial = Message(role="assistant", content=response.text)
                     assistant_id = self._record(session_id, partial, turn_id).id
-                if isinstance(exc, TurnCancelled):
+                if isinstance(exc, TurnCancelled) or cancel.is_set():
                     stop_reason = "cancelled"
                 else:
                     yield ErrorEvent(message=exc.message, retryable=exc.retryable)
@@ -207,32 +203,23 @@ class Agent:
             tools=self.tools.specs(),
             max_tokens=self.config.max_tokens,
         )
-        stream = self.provider.stream(request)
-        try:
-            for chunk in stream:
-                if cancel.is_set():
-                    raise TurnCancelled()
-                if isinstance(chunk, TextDelta):
-                    response.text += chunk.delta
-                    yield chunk
-                elif isinstance(chunk, ToolCall):
-                    if not chunk.id:
-                        # Some local servers send no call ids; the history needs them.
-                        chunk = ToolCall(
-                            id=f"call_{uuid.uuid4().hex[:12]}",
-                            name=chunk.name,
-                            input=chunk.input,
-                            input_error=chunk.input_error,
-                        )
-                    response.tool_calls.append(chunk)
-                    yield chunk
-                elif isinstance(chunk, Usage):
-                    response.usage += chunk
-                elif isinstance(chunk, StreamEnd):
-                    pass
-        finally:
-            # Closing the generator closes the HTTP response when we stop early.
-            stream.close()
+        for chunk in cancellable(self.provider.stream(request), cancel):
+            if isinstance(chunk, TextDelta):
+                response.text += chunk.delta
+                yield chunk
+            elif isinstance(chunk, ToolCall):
+                if not chunk.id:
+                    # Some local servers send no call ids; the history needs them.
+                    chunk = ToolCall(
+                        id=f"call_{uuid.uuid4().hex[:12]}",
+                        name=chunk.name,
+                        input=chunk.input,
+                        input_error=chunk.input_error,
+                    )
+                response.tool_calls.append(chunk)
+                yield chunk
+            elif isinstance(chunk, Usage):
+                response.usage += chunk
 
     def _run_tool(self, ctx: ToolContext, call: ToolCall) -> tuple[ToolResult, tuple[Event, ...]]:
         """Run one tool call; every failure becomes an error result for the model."""
