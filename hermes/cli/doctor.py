@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes.config import KEY_VARIABLES, Config
-from hermes.errors import HermesError
+from hermes.errors import HermesError, StoreError
 
 Status = Literal["ok", "warn", "fail"]
 PROBE_TIMEOUT = 5.0
@@ -238,7 +238,7 @@ def _check_fts(engine, tables: set[str], write_transaction, text) -> Check:
                 connection.execute(
                     text(f"INSERT INTO {name}({name}, rank) VALUES ('integrity-check', 1)")
                 )
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, StoreError) as exc:
             bad.append(f"{name}: {_first_line(exc)}")
     if bad:
         return Check(
