@@ -215,3 +215,30 @@ def test_cancel_while_the_model_is_silent_ends_the_turn_at_once(runtime, fake_ll
     partial = "".join(e.delta for e in events if e.type == "text")
     assert runtime.store.messages(session_id)[-1].message.content == partial
     assert "error" not in types(events)
+
+
+def test_a_tool_that_times_out_is_an_error_result(make_config, fake_llm, wire):
+    runtime = Runtime(make_config(**fake_llm.config_overrides(wire), bash_timeout=1.0))
+    fake_llm.reply(tool_calls=[("run_bash", {"command": "sleep 30"})])
+    fake_llm.reply(text="That command hangs.")
+    _, events = run(runtime, "run the slow thing")
+    runtime.close()
+    result = next(e for e in events if e.type == "tool_result")
+    assert result.is_error and "timed out" in result.output
+    assert result.duration_ms < 10_000
+    assert events[-1].stop_reason == "end_turn"
+
+
+def test_a_huge_tool_output_is_cut_before_it_reaches_the_model(runtime, fake_llm):
+    fake_llm.reply(
+        tool_calls=[("run_bash", {"command": "yes 'all work and no play' | head -c 5000000"})]
+    )
+    fake_llm.reply(text="That was a lot of output.")
+    session_id, events = run(runtime, "print a lot")
+    result = next(e for e in events if e.type == "tool_result")
+    assert "truncated" in result.output
+    assert len(result.output) <= runtime.config.tool_output_limit + 200
+    sent = str(fake_llm.requests[1].json["messages"])
+    assert "truncated" in sent and len(sent) < 100_000
+    stored = runtime.store.messages(session_id)[2].message
+    assert stored.role == "tool" and stored.content == result.output
