@@ -218,3 +218,10 @@ def test_common_words_are_bounded_but_still_count(store, monkeypatch):
     # Only common words: ranked among the newest messages.
     recent = {h.message_id for h in store.search("server note")}
     assert recent and recent <= {m.id for m in filler[-4:]} | {both.id, rare_only.id}
+
+
+def test_a_session_without_summary_is_not_listed_twice(store):
+    session = store.create_session(title="tune the postgres vacuum settings")
+    store.add_message(session.id, Message("user", "tune the postgres vacuum settings"))
+    hits = store.search("postgres vacuum")
+    assert [(h.role, h.session_id) for h in hits] == [("user", session.id)]

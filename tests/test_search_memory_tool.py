@@ -15,9 +15,10 @@ def test_search_memory_returns_compact_hits(store, config):
     stored = store.add_message(
         session.id, Message("user", "I moved the homelab DNS to Pi-hole on 10.0.0.53")
     )
+    store.update_session(session.id, summary="I helped move the homelab DNS.")
     ctx = ToolContext(config=config, store=store, session_id=999)
     text = search_memory.function(ctx, "where is my homelab DNS?")
-    # The message, and the session whose title matched.
+    # The message, and the session whose summary matched.
     assert text.splitlines()[0].startswith("2 results")
     assert "session summary" in text
     assert f"session {session.id} 'Homelab'" in text

@@ -95,22 +95,24 @@ class PlainPrinter:
         elif kind == "skill":
             self._note(f"skill {event.action}: {event.name} (v{event.version})")
         elif kind == "error":
-            self._note(f"error: {event.message}")
+            # `hermes: error: ...` is printed once, by main(), as the last line.
+            self._break_line()
         elif kind == "done" and event.stop_reason in ("cancelled", "max_iterations"):
             self._note(f"[turn ended: {event.stop_reason.replace('_', ' ')}]")
 
     def _note(self, line: str) -> None:
+        self._break_line()
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def _break_line(self) -> None:
         if not self.ends_with_newline:
             sys.stdout.write("\n")
             sys.stdout.flush()
             self.ends_with_newline = True
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
 
     def finish(self) -> None:
-        if not self.ends_with_newline:
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+        self._break_line()
 
 
 def brief(text: str, limit: int = 100) -> str:

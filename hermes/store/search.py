@@ -127,7 +127,14 @@ def search(
     if role != "summary":
         hits += _message_hits(connection, params, terms)
     if role in (None, "summary"):
-        hits += _session_hits(connection, params)
+        # A session without a summary matches only on its title, which is usually
+        # its first message: already a hit of its own, so don't list it twice.
+        found = {hit.session_id for hit in hits}
+        hits += [
+            hit
+            for hit, has_summary in _session_hits(connection, params)
+            if has_summary or hit.session_id not in found
+        ]
     hits.sort(key=lambda hit: hit.score, reverse=True)
     return hits[:limit]
 
@@ -238,7 +245,8 @@ def _ranked(
     ]
 
 
-def _session_hits(connection: Connection, params: dict) -> list[SearchHit]:
+def _session_hits(connection: Connection, params: dict) -> list[tuple[SearchHit, bool]]:
+    """Session title/summary hits, each with whether the session has a summary."""
     filters = []
     if params["session_id"] is not None:
         filters.append("AND s.id = :session_id")
@@ -247,7 +255,7 @@ def _session_hits(connection: Connection, params: dict) -> list[SearchHit]:
     if params["until"] is not None:
         filters.append("AND s.created_at < :until")
     sql = f"""
-        SELECT s.id, s.title, s.updated_at,
+        SELECT s.id, s.title, s.updated_at, s.summary,
                snippet(sessions_fts, -1, :start, :end, :ellipsis, :tokens) AS snippet,
                sessions_fts.rank AS rank
         FROM sessions_fts
@@ -258,14 +266,17 @@ def _session_hits(connection: Connection, params: dict) -> list[SearchHit]:
     """
     rows = connection.execute(text(sql), params).all()
     return [
-        SearchHit(
-            session_id=row.id,
-            session_title=row.title,
-            message_id=None,
-            role="summary",
-            snippet=row.snippet,
-            created_at=_aware(row.updated_at),
-            score=round(-row.rank, 4),
+        (
+            SearchHit(
+                session_id=row.id,
+                session_title=row.title,
+                message_id=None,
+                role="summary",
+                snippet=row.snippet,
+                created_at=_aware(row.updated_at),
+                score=round(-row.rank, 4),
+            ),
+            bool(row.summary),
         )
         for row in rows
     ]
