@@ -146,18 +146,13 @@ class SkillManager:
         source_session: int | str | None = None,
     ) -> Skill:
         """Write a new version of a skill (version + 1); the previous one is kept."""
-        with self._lock:
-            current = self.get(name)
-            changed = current
-            if description is not None:
-                changed = replace(changed, description=" ".join(description.split()))
-            if body is not None:
-                changed = replace(changed, body=body.strip())
-            if triggers is not None:
-                changed = changed.with_metadata(triggers=", ".join(split_triggers(list(triggers))))
-            if source_session is not None:
-                changed = changed.with_metadata(source_session=str(source_session))
-            return self._write_version(current, changed)
+        return self.update(
+            name,
+            description=description,
+            body=body,
+            triggers=triggers,
+            source_session=source_session,
+        )
 
     def update(
         self,
@@ -167,6 +162,7 @@ class SkillManager:
         description: str | None = None,
         body: str | None = None,
         triggers: Iterable[str] | str | None = None,
+        source_session: int | str | None = None,
     ) -> Skill:
         """A user's edit (web editor, PUT /api/skills/<name>): version + 1.
 
@@ -195,7 +191,10 @@ class SkillManager:
                 if body is not None:
                     changed = replace(changed, body=body.strip())
             if triggers is not None:
-                changed = changed.with_metadata(triggers=", ".join(split_triggers(triggers)))
+                listed = triggers if isinstance(triggers, str) else list(triggers)
+                changed = changed.with_metadata(triggers=", ".join(split_triggers(listed)))
+            if source_session is not None:
+                changed = changed.with_metadata(source_session=str(source_session))
             return self._write_version(current, changed)
 
     def record_use(self, name: str) -> Skill:
