@@ -82,6 +82,10 @@ def test_tool_failures_go_back_to_the_model_and_the_turn_goes_on(runtime, fake_l
 
     results = [e for e in events if e.type == "tool_result"]
     assert [r.is_error for r in results] == [True, True, True]
+    # Each call is announced right before its own result.
+    tool_events = [e for e in events if e.type in ("tool_call", "tool_result")]
+    assert [e.type for e in tool_events] == ["tool_call", "tool_result"] * 3
+    assert all(a.id == b.id for a, b in zip(tool_events[::2], tool_events[1::2], strict=True))
     assert "unknown tool" in results[0].output
     assert "outside the workspace" in results[1].output
     assert "wrong_argument" in results[2].output

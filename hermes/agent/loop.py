@@ -134,6 +134,7 @@ class Agent:
                 break
 
             for call in response.tool_calls:
+                yield call
                 if cancel.is_set():
                     result = ToolResult(
                         id=call.id, name=call.name, output="cancelled by the user", is_error=True
@@ -216,8 +217,8 @@ class Agent:
                         input=chunk.input,
                         input_error=chunk.input_error,
                     )
+                # Shown when it runs, right before its result (see run_turn).
                 response.tool_calls.append(chunk)
-                yield chunk
             elif isinstance(chunk, Usage):
                 response.usage += chunk
 
