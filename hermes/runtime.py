@@ -30,6 +30,9 @@ SUMMARY_STREAM_TIMEOUT = 20.0
 
 class Runtime:
     def __init__(self, config: Config, *, surface: Surface = "cli"):
+        from hermes.logs import log_to_file
+
+        log_to_file(config.home)
         self.config = config
         self.surface = surface
         self._model: str | None = None

@@ -125,3 +125,16 @@ def test_unknown_provider_lists_the_valid_ones(hermes_home, workspace):
     assert result.returncode == 2
     assert "anthropic, openai, openrouter" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_warnings_go_to_the_log_file_not_the_terminal(env, workspace, hermes_home, fake_llm):
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("list_dir", {}), ("list_dir", {})])
+    fake_llm.reply(text="Looked three times.")
+    fake_llm.error(500)  # the curator cannot reach the model...
+    fake_llm.error(500)
+    result = hermes(["chat", "-q", "look around thrice"], env=env, cwd=workspace)
+
+    assert result.returncode == 0, result.stderr  # ...which never fails the turn
+    assert result.stdout.strip() == "Looked three times."
+    assert "curator" not in result.stderr
+    assert "curator" in (hermes_home / "hermes.log").read_text()

@@ -30,7 +30,6 @@ from hermes.errors import HermesError
 # prompt back anyway (a model stuck mid-request may take much longer).
 CANCEL_GRACE_SECONDS = 2.5
 PROMPT = "hermes> "
-LOG_FILE = "hermes.log"
 
 
 class Repl:
@@ -342,29 +341,12 @@ def _warm_up(config) -> None:
     threading.Thread(target=work, name="warm-up", daemon=True).start()
 
 
-def _log_to_file(path) -> None:
-    """Send hermes' warnings to a file: a stray log line would tear the live display."""
-    import logging
-
-    logger = logging.getLogger("hermes")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
-    except OSError:
-        handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-
-
 def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None:
     """Entry point of ``hermes`` with no subcommand."""
     from hermes.config import Config
     from hermes.runtime import Runtime
 
     config = Config.from_env()
-    _log_to_file(config.home / LOG_FILE)
     runtime = Runtime(config)
     try:
         repl = Repl(runtime)
