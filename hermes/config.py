@@ -48,7 +48,7 @@ class Config:
     database_url: str
     provider: str | None = None
     model: str = ""
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
 
     # Limits of one turn.

@@ -73,3 +73,11 @@ def test_secrets_never_reach_child_processes(monkeypatch):
     child = child_environment()
     assert "ANTHROPIC_API_KEY" not in child and "HERMES_WEB_PASSWORD" not in child
     assert child["SOME_TOOL_SETTING"] == "fine"
+
+
+def test_secrets_stay_out_of_reprs():
+    from hermes.providers.base import ProviderSettings
+
+    config = Config.from_env(env(ANTHROPIC_API_KEY="sk-ant-very-secret", FLASK_SECRET_KEY="s3"))
+    assert "very-secret" not in repr(config) and "s3" not in repr(config)
+    assert "very-secret" not in repr(ProviderSettings(model="m", api_key="sk-ant-very-secret"))

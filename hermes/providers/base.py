@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hermes.events import StreamEnd, TextDelta, ToolCall, Usage
@@ -24,7 +24,7 @@ class ProviderSettings:
     """Connection settings for one provider, taken from :class:`hermes.config.Config`."""
 
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     connect_timeout: float = 10.0
     # Longest silence allowed between two chunks of a stream before we give up.
