@@ -150,11 +150,10 @@ def upgrade() -> None:
     """Upgrade the database schema to this version of Hermes (backing it up first)."""
     from hermes.config import Config
     from hermes.store import migrate
-    from hermes.store.engine import explained, make_engine, sqlite_path
+    from hermes.store.engine import explained, make_engine, make_folders
 
     config = Config.from_env()
-    config.home.mkdir(parents=True, exist_ok=True)
-    sqlite_path(config.database_url).parent.mkdir(parents=True, exist_ok=True)
+    make_folders(config)
     engine = make_engine(config.database_url)
     try:
         with explained(engine):

@@ -1,6 +1,14 @@
 """Hermes' memory: every session and message in SQLite, searchable with FTS5."""
 
-from hermes.store.store import SessionRecord, Store
+from hermes.store.bulk import RecordOutcome, SessionRecord
+from hermes.store.store import Store
 from hermes.store.values import SearchHit, SessionInfo, StoredMessage
 
-__all__ = ["SearchHit", "SessionInfo", "SessionRecord", "Store", "StoredMessage"]
+__all__ = [
+    "RecordOutcome",
+    "SearchHit",
+    "SessionInfo",
+    "SessionRecord",
+    "Store",
+    "StoredMessage",
+]

@@ -44,6 +44,18 @@ def sqlite_path(database_url: str) -> Path:
     return Path(url.database).expanduser()
 
 
+def make_folders(config) -> None:
+    """Create HERMES_HOME and the database's folder; StoreError when that is impossible."""
+    for folder in (config.home, sqlite_path(config.database_url).parent):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"Cannot create the folder {folder}: {exc.strerror or exc}. Point HERMES_HOME "
+                "(or DATABASE_URL) at a writable place."
+            ) from None
+
+
 def make_engine(database_url: str) -> Engine:
     """An engine whose every connection runs the pragmas Hermes relies on."""
     sqlite_path(database_url)  # validate early with a readable message
@@ -102,5 +114,6 @@ def explained(engine: Engine) -> Iterator[None]:
         reason = str(exc.orig) if exc.orig is not None else str(exc)
         raise StoreError(
             f"The database at {engine.url.database} failed: {reason}. Check that the disk "
-            "has space and the file is writable; `hermes doctor` checks the rest."
+            "has space and that the file and its folder are writable (SQLite keeps -wal and "
+            "-shm files beside it); `hermes doctor` checks the rest."
         ) from exc

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.errors import InvalidInput, StoreError
-from hermes.store.importers import EXPORT_VERSION
+from hermes.store.formats import EXPORT_VERSION
 from hermes.store.store import Store
 from hermes.store.values import SessionInfo, StoredMessage, iso, tool_calls_to_list
 

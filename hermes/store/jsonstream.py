@@ -32,7 +32,13 @@ def iter_json_array(
     """
     reader = _Reader(path, chunk_size, on_progress)
     with reader:
-        if reader.next_char() != "[":
+        first = reader.next_char()
+        if first == "":
+            raise ImportFileError(
+                f"{path.name} is empty, not a JSON array of conversations; use the "
+                "conversations.json from the export as it was downloaded."
+            )
+        if first != "[":
             raise ImportFileError(
                 f"{path.name} is not a JSON array: expected a list of conversations "
                 "starting with '['. Is this the conversations.json from the export?"
@@ -46,6 +52,8 @@ def iter_json_array(
         while True:
             yield index, reader.decode(index)
             separator = reader.next_char()
+            if separator == "":
+                raise reader.truncated(index + 1)
             reader.pos += 1
             if separator == "]":
                 reader.expect_end()
@@ -114,7 +122,7 @@ class _Reader:
 
     def decode(self, index: int) -> Any:
         if self.next_char() == "":
-            raise self.error(index, "the file ends in the middle of the array (truncated?)")
+            raise self.truncated(index)
         while True:
             try:
                 value, end = self.decoder.raw_decode(self.buffer, self.pos)
@@ -123,7 +131,9 @@ class _Reader:
                 # element costs O(n log n), not O(n^2)) and try again.
                 if self.fill(len(self.buffer) - self.pos):
                     continue
-                raise self.error(index, f"{exc.msg} at character {self.offset + exc.pos}") from None
+                if _cut_short(exc, self.buffer):
+                    raise self.truncated(index) from None
+                raise self.error(index, f"{exc.msg} (character {self.offset + exc.pos})") from None
             # A number cut at the chunk edge ("7" of "7.5") decodes "successfully";
             # it is only complete once a separator follows it.
             scalar = not isinstance(value, dict | list | str)
@@ -140,8 +150,20 @@ class _Reader:
                 f"(at character {self.offset + self.pos})."
             )
 
+    def truncated(self, index: int) -> ImportFileError:
+        return ImportFileError(
+            f"{self.path.name} ends too soon, at conversation {index} (truncated?); "
+            "download the export again. Nothing was imported."
+        )
+
     def error(self, index: int, problem: str) -> ImportFileError:
         return ImportFileError(
             f"{self.path.name}: conversation {index} is not valid JSON: {problem}. "
             "Nothing was imported."
         )
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    """Whether the decoder failed only because the text stopped (at end of file)."""
+    # An open string is reported where it starts; everything else where it stopped.
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())

@@ -8,27 +8,25 @@ server write at the same moment without "database is locked".
 
 from __future__ import annotations
 
-import base64
-import binascii
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
-from sqlalchemy import Engine, delete, func, insert, or_, select, tuple_, update
+from sqlalchemy import Engine, delete, func, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 
 from hermes.config import Config
 from hermes.errors import Conflict, InvalidInput, NotFound, StoreError
 from hermes.events import Usage
 from hermes.messages import Message
-from hermes.store import migrate
+from hermes.store import bulk, migrate, rows
 from hermes.store import search as search_module
+from hermes.store.bulk import RecordOutcome, SessionRecord
 from hermes.store.engine import (
     explained,
     make_engine,
+    make_folders,
     read_transaction,
-    sqlite_path,
     write_transaction,
 )
 from hermes.store.models import messages_table, sessions_table, turns_table, utcnow
@@ -36,37 +34,11 @@ from hermes.store.values import (
     SearchHit,
     SessionInfo,
     StoredMessage,
-    tool_calls_from_json,
-    tool_calls_to_json,
 )
 
 ROLES = ("user", "assistant", "tool")
 SOURCES = ("cli", "web", "import")
 MAX_PAGE = 200
-_INSERT_SESSIONS = insert(sessions_table).returning(
-    sessions_table.c.id, sort_by_parameter_order=True
-)
-_INSERT_MESSAGE_ROWS = (
-    "INSERT INTO messages (session_id, position, role, content, tool_calls, tool_call_id, "
-    "tool_name, is_error, context, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-@dataclass(frozen=True)
-class SessionRecord:
-    """A whole conversation to add at once (imports). ``messages`` pairs each
-    message with its timestamp."""
-
-    title: str | None
-    created_at: datetime
-    updated_at: datetime
-    messages: list[tuple[Message, datetime]] = field(default_factory=list)
-    source: str = "import"
-    uid: str | None = None
-    external_id: str | None = None
-    summary: str | None = None
-    model: str | None = None
-    system_prompt: str | None = None
 
 
 class Store:
@@ -83,8 +55,7 @@ class Store:
         A database at an older revision is first copied into ``backups/``.
         With ``upgrade=False`` an outdated database raises StoreError instead.
         """
-        config.home.mkdir(parents=True, exist_ok=True)
-        sqlite_path(config.database_url).parent.mkdir(parents=True, exist_ok=True)
+        make_folders(config)
         engine = make_engine(config.database_url)
         try:
             with explained(engine):
@@ -163,12 +134,12 @@ class Store:
         s = sessions_table.c
         query = select(sessions_table).order_by(s.updated_at.desc(), s.id.desc()).limit(limit + 1)
         if before:
-            updated_at, session_id = _decode_cursor(before)
+            updated_at, session_id = rows.decode_cursor(before)
             query = query.where(tuple_(s.updated_at, s.id) < tuple_(updated_at, session_id))
         with read_transaction(self.engine) as connection:
-            rows = connection.execute(query).all()
-        page = [_session_info(row) for row in rows[:limit]]
-        cursor = _encode_cursor(page[-1]) if len(rows) > limit else None
+            found = connection.execute(query).all()
+        page = [rows.session_info(row) for row in found[:limit]]
+        cursor = rows.encode_cursor(page[-1]) if len(found) > limit else None
         return page, cursor
 
     def session_ids(self) -> list[int]:
@@ -235,7 +206,7 @@ class Store:
                 raise _not_found(session_id)
             message_id = connection.execute(
                 insert(messages_table)
-                .values(_message_values(session_id, count, message, now, turn_id))
+                .values(rows.message_values(session_id, count, message, now, turn_id))
                 .returning(messages_table.c.id)
             ).scalar_one()
             connection.execute(
@@ -257,8 +228,8 @@ class Store:
             query = query.limit(max(0, int(limit)))
         with read_transaction(self.engine) as connection:
             self._require_session(connection, session_id)
-            rows = connection.execute(query).all()
-        return [_stored_message(row) for row in rows]
+            found = connection.execute(query).all()
+        return [rows.stored_message(row) for row in found]
 
     def history(self, session_id: int) -> list[Message]:
         """The whole conversation as Message values, exactly as they were added."""
@@ -352,84 +323,24 @@ class Store:
         return self.add_session_records([record])[0]
 
     def add_session_records(self, records: list[SessionRecord]) -> list[int | None]:
-        """Add several conversations under one commit.
+        """Add several conversations under one commit; each one's new session id,
+        or None when it was already stored (see :meth:`merge_session_records`)."""
+        return [
+            outcome.session_id if outcome.action == bulk.ADDED else None
+            for outcome in self.merge_session_records(records)
+        ]
+
+    def merge_session_records(self, records: list[SessionRecord]) -> list[RecordOutcome]:
+        """Add, extend or skip each conversation, all under one commit.
 
         All or nothing: a failure rolls the whole batch back, so no conversation
         is ever half-stored. Batching is what makes imports fast (every FTS5
-        commit writes a new index segment). Returns each record's new session
-        id, or None when its uid or external id was already stored.
+        commit writes a new index segment). A conversation already stored is
+        extended with the new messages of a newer export, or skipped; see
+        ``hermes.store.bulk``.
         """
-        s = sessions_table.c
-        uids = [r.uid for r in records if r.uid]
-        external_ids = [r.external_id for r in records if r.external_id]
         with write_transaction(self.engine) as connection:
-            known: set[str] = set()
-            if uids or external_ids:
-                rows = connection.execute(
-                    select(s.uid, s.external_id).where(
-                        or_(s.uid.in_(uids), s.external_id.in_(external_ids))
-                    )
-                )
-                for uid, external_id in rows:
-                    known.update((uid, external_id))
-                known.discard(None)
-            fresh: list[SessionRecord] = []
-            for record in records:
-                if record.uid in known or record.external_id in known:
-                    continue
-                fresh.append(record)
-                known.update((record.uid, record.external_id))
-                known.discard(None)  # records without ids never match each other
-            new_ids = self._insert_records(connection, fresh) if fresh else []
-        by_record = {
-            id(record): session_id for record, session_id in zip(fresh, new_ids, strict=True)
-        }
-        return [by_record.get(id(record)) for record in records]
-
-    def _insert_records(self, connection, records: list[SessionRecord]) -> list[int]:
-        # Two statements per batch, not per conversation: SQLAlchemy's
-        # "insertmanyvalues" returns the new ids in parameter order.
-        session_ids = list(
-            connection.execute(
-                _INSERT_SESSIONS,
-                [
-                    {
-                        "uid": record.uid or uuid.uuid4().hex,
-                        "external_id": record.external_id,
-                        "title": record.title,
-                        "source": record.source,
-                        "summary": record.summary,
-                        "model": record.model,
-                        "system_prompt": record.system_prompt,
-                        "created_at": record.created_at,
-                        "updated_at": record.updated_at,
-                        "message_count": len(record.messages),
-                    }
-                    for record in records
-                ],
-            ).scalars()
-        )
-        # Plain tuples through the driver: at import sizes SQLAlchemy's per-row
-        # type processing costs about a third of the whole insert.
-        rows = [
-            (
-                session_id,
-                position,
-                message.role,
-                message.content or "",
-                tool_calls_to_json(message.tool_calls),
-                message.tool_call_id,
-                message.tool_name,
-                int(bool(message.is_error)),
-                message.context,
-                _db_time(created_at),
-            )
-            for session_id, record in zip(session_ids, records, strict=True)
-            for position, (message, created_at) in enumerate(record.messages)
-        ]
-        if rows:
-            connection.exec_driver_sql(_INSERT_MESSAGE_ROWS, rows)
-        return session_ids
+            return bulk.add_records(connection, records)
 
     def iter_messages(self, session_id: int, *, batch: int = 500) -> Iterator[StoredMessage]:
         """All of a session's messages, fetched in batches (exports of long sessions)."""
@@ -449,7 +360,7 @@ class Store:
         ).first()
         if row is None:
             raise _not_found(session_id)
-        return _session_info(row)
+        return rows.session_info(row)
 
     def _require_session(self, connection, session_id: int) -> None:
         found = connection.execute(
@@ -461,76 +372,3 @@ class Store:
 
 def _not_found(session_id: int) -> NotFound:
     return NotFound(f"There is no session {session_id}; `hermes` /sessions lists them.")
-
-
-def _message_values(
-    session_id: int, position: int, message: Message, created_at: datetime, turn_id: str | None
-) -> dict:
-    return {
-        "session_id": session_id,
-        "position": position,
-        "role": message.role,
-        "content": message.content or "",
-        "tool_calls": tool_calls_to_json(message.tool_calls),
-        "tool_call_id": message.tool_call_id,
-        "tool_name": message.tool_name,
-        "is_error": bool(message.is_error),
-        "context": message.context,
-        "turn_id": turn_id,
-        "created_at": created_at,
-    }
-
-
-def _db_time(moment: datetime) -> str:
-    """The text SQLAlchemy's SQLite DateTime stores, for naive-UTC ``moment``."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-def _session_info(row) -> SessionInfo:
-    return SessionInfo(
-        id=row.id,
-        title=row.title,
-        source=row.source,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        message_count=row.message_count,
-        summary=row.summary,
-        model=row.model,
-        system_prompt=row.system_prompt,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        cost_usd=row.cost_usd,
-        uid=row.uid,
-        external_id=row.external_id,
-    )
-
-
-def _stored_message(row) -> StoredMessage:
-    message = Message(
-        role=row.role,
-        content=row.content,
-        tool_calls=tool_calls_from_json(row.tool_calls),
-        tool_call_id=row.tool_call_id,
-        tool_name=row.tool_name,
-        is_error=bool(row.is_error),
-        context=row.context,
-    )
-    return StoredMessage(row.id, row.session_id, row.created_at, message, row.turn_id)
-
-
-def _encode_cursor(session: SessionInfo) -> str:
-    raw = f"{session.updated_at.isoformat()}|{session.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        stamp, _, session_id = base64.urlsafe_b64decode(padded.encode()).decode().partition("|")
-        return datetime.fromisoformat(stamp), int(session_id)
-    except (ValueError, UnicodeError, binascii.Error):
-        raise InvalidInput(
-            "The sessions cursor is not valid; use the `next` value of the previous page."
-        ) from None
