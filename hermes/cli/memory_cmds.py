@@ -7,12 +7,21 @@ stays fast.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import click
 
 ROLES = ("user", "assistant", "tool", "summary")
+# Terminal control characters (ANSI escapes, OSC title changes, bells) from
+# stored or imported text must not reach the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal control characters (newlines and tabs stay)."""
+    return _CONTROL.sub("", text)
 
 
 def _open_store():
@@ -39,7 +48,8 @@ def search(query: str, limit: int, session_id: int | None, role: str | None, as_
 
     console = Console(highlight=False)
     if not hits:
-        console.print(f"No results for {query!r}.")
+        shown = query if len(query) <= 80 else query[:79] + "…"
+        console.print(f"No results for {printable(shown)!r}.")
         return
     for hit in hits:
         console.print(_hit_header(hit))
@@ -50,7 +60,7 @@ def _hit_header(hit):
     from rich.text import Text
 
     header = Text()
-    header.append(hit.session_title or f"Session {hit.session_id}", style="bold")
+    header.append(printable(hit.session_title or f"Session {hit.session_id}"), style="bold")
     where = f"  session {hit.session_id}"
     if hit.message_id is not None:
         where += f", message {hit.message_id}"
@@ -67,7 +77,7 @@ def _marked(snippet: str):
     from hermes.store.search import MARK_END, MARK_START
 
     text = Text()
-    for n, piece in enumerate(snippet.replace(MARK_END, MARK_START).split(MARK_START)):
+    for n, piece in enumerate(printable(snippet).replace(MARK_END, MARK_START).split(MARK_START)):
         text.append(piece, style="bold yellow" if n % 2 else "")
     return text
 

@@ -69,7 +69,9 @@ def session_to_dict(session: SessionInfo, messages: list[StoredMessage]) -> dict
 
 def session_to_markdown(session: SessionInfo, messages: list[StoredMessage]) -> str:
     """One session as readable Markdown (tool calls and results in code fences)."""
-    lines = [f"# {session.title or f'Session {session.id}'}", ""]
+    # A heading is one line: a title with newlines would spill into the body.
+    title = " ".join((session.title or "").split()) or f"Session {session.id}"
+    lines = [f"# {title}", ""]
     lines.append(
         f"_Session {session.id} · {session.source} · created {iso(session.created_at)} · "
         f"updated {iso(session.updated_at)}_"
@@ -133,17 +135,26 @@ def export_text(store: Store, fmt: str, session_id: int | None = None) -> str:
 
 
 def write_export(store: Store, path: Path, fmt: str, session_id: int | None = None) -> ExportResult:
-    """Write the export to ``path`` atomically; the old file stays intact on failure."""
+    """Write the export to ``path`` atomically; the old file stays intact on failure.
+
+    Missing folders on the way to ``path`` are created.
+    """
     path = Path(path)
     if path.is_dir():
         raise InvalidInput(
             f"{path} is a folder; give a file name, e.g. {path / 'hermes-export.json'}."
         )
     directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InvalidInput(f"The folder {directory} does not exist; create it first.")
+    if fmt not in EXPORT_FORMATS:
+        raise InvalidInput(f"Unknown export format {fmt!r}: use json or markdown.")
+    if session_id is not None:
+        store.get_session(session_id)  # NotFound before any folder or file is made
     counts = [0, 0]
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise StoreError(f"Could not write {path}: {exc.strerror or exc}.") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             for chunk in iter_export(store, fmt, session_id, counts=counts):

@@ -7,6 +7,7 @@ for a regular install, inside it as ``hermes/_migrations`` (package data).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -148,23 +149,29 @@ def backup_database(engine: Engine, backups_dir: Path, *, prefix: str = "hermes-
     source_path = sqlite_path(str(engine.url))
     if not source_path.exists():
         raise StoreError(f"There is no database at {source_path} to back up yet.")
-    backups_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     target = backups_dir / f"{prefix}{stamp}.db"
     partial = target.with_suffix(".db.partial")
-    source = sqlite3.connect(str(source_path), timeout=30)
     try:
-        destination = sqlite3.connect(str(partial))
+        backups_dir.mkdir(parents=True, exist_ok=True)
+        source = sqlite3.connect(str(source_path), timeout=30)
         try:
-            source.backup(destination)
+            destination = sqlite3.connect(str(partial))
+            try:
+                source.backup(destination)
+            finally:
+                destination.close()
         finally:
-            destination.close()
-    except sqlite3.Error as exc:
-        partial.unlink(missing_ok=True)
-        raise StoreError(f"Backup of {source_path} failed: {exc}") from exc
-    finally:
-        source.close()
-    partial.replace(target)
+            source.close()
+        partial.replace(target)
+    except (sqlite3.Error, OSError) as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise StoreError(
+            f"Backup of {source_path} into {backups_dir} failed: {reason}. Check that the "
+            "folder is writable and the disk has space."
+        ) from exc
     return target
 
 

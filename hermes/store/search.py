@@ -9,7 +9,9 @@ share. ``"quoted phrases"`` stay phrases. The porter tokenizer makes
 
 Snippets mark matched terms with ``«`` and ``»`` (``MARK_START``/``MARK_END``):
 safe in a terminal, rare in chat and code (unlike brackets), and easy for the
-web page to turn into ``<mark>`` after HTML-escaping.
+web page to turn into ``<mark>`` after HTML-escaping. So that every ``«`` in a
+snippet is a marker (and marks always pair up), guillemets in the text itself
+come out as ``‹`` and ``›``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from hermes.store.values import SearchHit
 MARK_START = "«"
 MARK_END = "»"
 ELLIPSIS = "…"
+# FTS5 marks matches with these private-use characters first; see _snippet().
+_START, _END = "\ue000", "\ue001"
+_LOOKALIKES = str.maketrans({MARK_START: "‹", MARK_END: "›", _START: None, _END: None})
 SNIPPET_TOKENS = 16
 MAX_TERMS = 24
 MAX_LIMIT = 100
@@ -118,8 +123,8 @@ def search(
         "role": role,
         "since": _naive_utc(since),
         "until": _naive_utc(until),
-        "start": MARK_START,
-        "end": MARK_END,
+        "start": _START,
+        "end": _END,
         "ellipsis": ELLIPSIS,
         "tokens": SNIPPET_TOKENS,
     }
@@ -237,7 +242,7 @@ def _ranked(
             session_title=row.title,
             message_id=row.id,
             role=row.role,
-            snippet=row.snippet,
+            snippet=_snippet(row.snippet),
             created_at=_aware(row.created_at),
             score=round(-row.rank, 4),
         )
@@ -272,7 +277,7 @@ def _session_hits(connection: Connection, params: dict) -> list[tuple[SearchHit,
                 session_title=row.title,
                 message_id=None,
                 role="summary",
-                snippet=row.snippet,
+                snippet=_snippet(row.snippet),
                 created_at=_aware(row.updated_at),
                 score=round(-row.rank, 4),
             ),
@@ -280,6 +285,20 @@ def _session_hits(connection: Connection, params: dict) -> list[tuple[SearchHit,
         )
         for row in rows
     ]
+
+
+def _snippet(raw: str | None) -> str:
+    """FTS5's snippet with the text's own guillemets swapped for lookalikes, then
+    the match markers turned into ``«`` and ``»``: only markers are guillemets."""
+    parts = (raw or "").split(_START)
+    text = parts[0].translate(_LOOKALIKES)
+    for part in parts[1:]:
+        marked, _, rest = part.partition(_END)
+        marked = marked.translate(_LOOKALIKES)
+        # A stray private-use character in the text could open an empty mark.
+        text += f"{MARK_START}{marked}{MARK_END}" if marked.strip() else marked
+        text += rest.translate(_LOOKALIKES)
+    return text
 
 
 def _naive_utc(moment: datetime | None) -> str | None:
