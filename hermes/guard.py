@@ -43,8 +43,13 @@ _SECRET = re.compile(
     r"|\.netrc|/etc/(?:passwd|shadow)|\.git-credentials",
     re.IGNORECASE | re.MULTILINE,
 )
+# Zero-width and bidi controls, soft hyphen, fillers that render as nothing,
+# interlinear annotations, and the tag and variation-selector blocks that can
+# smuggle whole sentences past a reader (U+FE0F, the emoji selector, is fine).
 _INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 
 
@@ -53,15 +58,17 @@ def scan(text: str) -> list[str]:
     if not text:
         return []
     reasons = []
+    # Fullwidth and other compatibility forms ("ｉｇｎｏｒｅ") read as plain letters.
+    folded = unicodedata.normalize("NFKC", text)
     for pattern in (_OVERRIDE, _OVERRIDE_PHRASES):
-        match = pattern.search(text)
+        match = pattern.search(text) or pattern.search(folded)
         if match:
             reasons.append(f"instruction override ({_quote(match.group(0))})")
             break
-    match = _ROLE_MARKER.search(text)
+    match = _ROLE_MARKER.search(text) or _ROLE_MARKER.search(folded)
     if match:
         reasons.append(f"role marker ({_quote(match.group(0))})")
-    for line in _command_lines(text):
+    for line in _command_lines(folded):
         network = _NETWORK.search(line)
         secret = _SECRET.search(line)
         if network and secret:

@@ -143,6 +143,9 @@ class ProfileMemory:
         needle = (old or "").strip()
         if not needle:
             raise InvalidInput("Say which entry: pass a distinctive part of its text as 'old'.")
+        exact = [i for i, entry in enumerate(entries) if entry.strip() == needle]
+        if exact:
+            return exact[0]  # "Likes tea" means that entry, not also "Likes tea and coffee"
         matches = [i for i, entry in enumerate(entries) if needle in entry]
         if not matches:
             raise InvalidInput(f"No entry in {FILES[target]} contains {needle[:80]!r}.")
@@ -181,6 +184,8 @@ def _clean_entry(entry: str) -> str:
         raise InvalidInput("The entry is empty; pass the text to remember.")
     # No separator lines and no blank lines inside an entry: both would split it on reading.
     entry = re.sub(r"\n[ \t]*\n+", "\n", _SEPARATOR_LINE.sub("", entry)).strip()
+    if not entry:
+        raise InvalidInput(f"The entry holds only the separator {SEPARATOR!r}; pass real text.")
     reasons = scan(entry)
     if reasons:
         raise InvalidInput(

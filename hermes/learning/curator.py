@@ -216,12 +216,13 @@ def parse_skill_proposal(text: str) -> SkillProposal | None:
     fields: dict[str, list[str]] = {}
     current = None
     for line in text.split("\n"):
-        if current != "BODY":
-            match = _FIELD.match(line)
-            if match and match.group(1) not in fields:
-                current = match.group(1)
-                fields[current] = [match.group(2)]
-                continue
+        # Each field starts once, in any order; a field line seen again (or a
+        # "NAME:" line inside the body after NAME was given) is plain text.
+        match = _FIELD.match(line)
+        if match and match.group(1) not in fields:
+            current = match.group(1)
+            fields[current] = [match.group(2)]
+            continue
         if current is not None:
             fields[current].append(line)
     if not {"NAME", "DESCRIPTION", "BODY"} <= fields.keys():

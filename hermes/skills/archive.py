@@ -15,6 +15,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -192,19 +193,31 @@ def _extract_zip(path: Path, into: Path) -> None:
                 plan.append((info, parts))
         into.mkdir(parents=True)
         for info, parts in plan:
-            target = into.joinpath(*parts)
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            written = 0
-            # Sizes in the header can lie (zip bombs): count what really comes out.
-            with archive.open(info) as source, open(target, "wb") as out:
-                while chunk := source.read(65536):
-                    written += len(chunk)
-                    if written > MAX_MEMBER_BYTES:
-                        raise SkillError(f"{path.name}: entry {info.filename!r} is too large.")
-                    out.write(chunk)
+            try:
+                _extract_member(archive, info, into.joinpath(*parts), path.name)
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+                # A damaged entry (bad CRC, lying header, unknown compression).
+                raise SkillError(
+                    f"{path.name}: entry {info.filename!r} cannot be read ({exc}); "
+                    "the zip is damaged. Nothing was imported."
+                ) from None
+
+
+def _extract_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, zip_name: str
+) -> None:
+    if info.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    # Sizes in the header can lie (zip bombs): count what really comes out.
+    with archive.open(info) as source, open(target, "wb") as out:
+        while chunk := source.read(65536):
+            written += len(chunk)
+            if written > MAX_MEMBER_BYTES:
+                raise SkillError(f"{zip_name}: entry {info.filename!r} is too large.")
+            out.write(chunk)
 
 
 def _safe_parts(filename: str, zip_name: str) -> tuple[str, ...]:

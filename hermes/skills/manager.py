@@ -11,7 +11,6 @@ import logging
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from hermes.errors import Conflict, NotFound, SkillError
 from hermes.skills import history
 from hermes.skills.history import SkillVersion
 from hermes.skills.index import Terms, rank
+from hermes.skills.locking import lock_for
 from hermes.skills.schema import (
     MAX_FILE_BYTES,
     SKILL_FILE,
@@ -34,16 +34,6 @@ from hermes.skills.schema import (
 
 log = logging.getLogger(__name__)
 
-# One lock per skills folder, shared by every manager on it in this process
-# (the web server builds several), so read-modify-write steps don't interleave.
-_LOCKS: dict[Path, threading.RLock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _lock_for(root: Path) -> threading.RLock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(root, threading.RLock())
-
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -54,7 +44,8 @@ class SkillManager:
 
     def __init__(self, root: Path):
         self.root = Path(root).expanduser().resolve()
-        self._lock = _lock_for(self.root)
+        # Shared by every manager on this folder, and held against other processes.
+        self._lock = lock_for(self.root)
         self._cache: dict[str, tuple[tuple, Skill | None, Terms | None]] = {}
 
     # -- reading ---------------------------------------------------------------
@@ -323,7 +314,16 @@ class SkillManager:
         seen = set()
         with os.scandir(self.root) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_symlink():
+                    # Never followed: a link could point a write anywhere on disk.
+                    self._warn_once(
+                        entry.name,
+                        "it is a symlink; copy the folder in or `hermes skills import` it",
+                    )
+                    continue
+                if not entry.is_dir(follow_symlinks=False):
                     continue
                 try:
                     validate_name(entry.name)

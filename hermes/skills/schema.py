@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ MAX_TRIGGER_CHARS = 64
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # libyaml's safe loader when present: parsing is most of the cost of a cold cache.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LEADING_TABS = re.compile(r"^[ \t]*\t[ \t]*", re.MULTILINE)
 _FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?)\n?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
@@ -178,14 +179,10 @@ def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
     match = _FRONTMATTER_RE.match(text)
     if match is None:
         raise SkillError("SKILL.md must start with YAML frontmatter between two '---' lines.")
-    try:
-        data = yaml.load(match.group(1), Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        raise SkillError(f"SKILL.md frontmatter is not valid YAML: {_first_line(exc)}") from None
-    if not isinstance(data, dict):
-        raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
-    name = data.get("name")
-    description = data.get("description")
+    data = _load_frontmatter(match.group(1))
+    # Other agents' files: a number or a date as the name or description is still text.
+    name = _scalar_text(data.get("name"))
+    description = _scalar_text(data.get("description"))
     if not isinstance(name, str) or not name.strip():
         raise SkillError("SKILL.md frontmatter has no 'name'.")
     if not isinstance(description, str) or not description.strip():
@@ -207,6 +204,32 @@ def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
         metadata=metadata,
         extra={str(k): v for k, v in data.items() if k not in SPEC_KEYS},
     )
+
+
+def _load_frontmatter(text: str) -> dict:
+    try:
+        data = yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        # YAML forbids tabs as indentation, but hand-written files use them:
+        # read each leading tab as two spaces before giving up.
+        lenient = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "  "), text)
+        try:
+            data = yaml.load(lenient, Loader=_LOADER) if lenient != text else None
+        except yaml.YAMLError:
+            data = None
+        if data is None:
+            raise SkillError(
+                f"SKILL.md frontmatter is not valid YAML: {_first_line(exc)}"
+            ) from None
+    if not isinstance(data, dict):
+        raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
+    return data
+
+
+def _scalar_text(value: Any) -> Any:
+    if isinstance(value, int | float | date) and not isinstance(value, bool):
+        return str(value)
+    return value
 
 
 def render_skill_md(skill: Skill) -> str:
