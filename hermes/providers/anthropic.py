@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes.config import DEFAULT_MODELS, KEY_VARIABLES
-from hermes.events import StreamEnd, TextDelta, Usage
+from hermes.events import StreamEnd, TextDelta, ToolCall, Usage
 from hermes.messages import Message, ModelRequest, ToolSpec
 from hermes.providers.base import Chunk, Provider, ProviderSettings
 from hermes.providers.convert import tool_call
@@ -26,6 +26,7 @@ from hermes.providers.retry import (
     ProviderFailure,
     Target,
     retrying,
+    stream_failure,
     target_for,
     translate,
     transport_errors,
@@ -65,7 +66,7 @@ class AnthropicProvider(Provider):
             s = self.settings
             self._client = anthropic.Anthropic(
                 api_key=s.api_key or "not-needed",
-                base_url=s.base_url,
+                base_url=sdk_base_url(s.base_url),
                 max_retries=0,
                 # The read timeout bounds the silence between two chunks of a stream.
                 timeout=anthropic.Timeout(s.stream_timeout, connect=s.connect_timeout),
@@ -83,9 +84,22 @@ class AnthropicProvider(Provider):
             raise _failure(exc, target, streaming=False) from exc
         with stream:
             try:
-                yield from read_events(stream, request.model)
+                yield from read_events(sse_events(stream.response, target), request.model)
             except (anthropic.APIError, json.JSONDecodeError, *timeouts, *transports) as exc:
                 raise _failure(exc, target, streaming=True) from exc
+
+
+def sdk_base_url(base_url: str | None) -> str | None:
+    """The base URL as the SDK wants it: without the ``/v1`` it appends itself.
+
+    ``http://host:8080/v1`` is how OpenAI-style URLs are written and a common
+    way to give this one too; passed on as it is, requests would go to
+    ``/v1/v1/messages``.
+    """
+    if not base_url:
+        return None
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
 def _failure(exc: BaseException, target: Target, *, streaming: bool) -> BaseException:
@@ -163,48 +177,72 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def read_events(events: Any, model: str) -> Iterator[Chunk]:
-    """Turn the SDK's raw stream events into chunks.
+def sse_events(response: Any, target: Target) -> Iterator[dict[str, Any]]:
+    """The stream's events as dicts, each named by its own ``type`` field.
+
+    Read from the raw SSE rather than through the SDK's stream, which drops
+    every event that lacks an ``event:`` line; some compatible servers and
+    proxies send ``data:`` lines only. An error event becomes a ProviderFailure.
+    """
+    import anthropic
+
+    for sse in anthropic.Stream.raw_events(response):
+        data = sse.data
+        if not data.strip() or data.startswith("[DONE]"):
+            continue  # keep-alives, and the OpenAI-style end marker a proxy may add
+        event = json.loads(data)
+        if not isinstance(event, dict):
+            continue
+        if sse.event == "error" or event.get("type") == "error":
+            raise stream_failure(event, target)
+        yield event
+
+
+def read_events(events: Iterator[dict[str, Any]], model: str) -> Iterator[Chunk]:
+    """Turn the stream's events into chunks.
 
     Raises a retryable ProviderFailure when the stream ends before
     ``message_stop`` (a proxy or server that closed the connection early).
     """
-    tools: dict[int, tuple[str, str, list[str]]] = {}
+    # index -> (id, name, input given whole in content_block_start, input_json pieces)
+    tools: dict[Any, tuple[str, str, dict[str, Any], list[str]]] = {}
     counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     stop_reason = "end_turn"
     finished = False
     for event in events:
-        # Fields are read with getattr: a compatible server may send odd shapes,
-        # and the SDK builds raw events without validating them.
-        kind = getattr(event, "type", None)
-        index = getattr(event, "index", None)
+        # Every field is checked: a compatible server may send odd shapes.
+        kind = event.get("type")
+        index = event.get("index")
         if kind == "message_start":
-            _count(counts, getattr(getattr(event, "message", None), "usage", None))
+            _count(counts, _dict(_dict(event.get("message")).get("usage")))
         elif kind == "content_block_start":
-            block = getattr(event, "content_block", None)
-            if getattr(block, "type", None) == "tool_use":
+            block = _dict(event.get("content_block"))
+            if block.get("type") == "tool_use":
                 tools[index] = (
-                    getattr(block, "id", "") or "",
-                    getattr(block, "name", "") or "",
+                    _str(block.get("id")),
+                    _str(block.get("name")),
+                    _dict(block.get("input")),
                     [],
                 )
         elif kind == "content_block_delta":
-            delta = getattr(event, "delta", None)
-            delta_type = getattr(delta, "type", None)
-            text = getattr(delta, "text", None)
-            if delta_type == "text_delta" and isinstance(text, str) and text:
+            delta = _dict(event.get("delta"))
+            text = delta.get("text")
+            if delta.get("type") == "text_delta" and isinstance(text, str) and text:
                 yield TextDelta(text)
-            elif delta_type == "input_json_delta" and index in tools:
-                piece = getattr(delta, "partial_json", None)
-                tools[index][2].append(piece if isinstance(piece, str) else "")
+            elif delta.get("type") == "input_json_delta" and index in tools:
+                tools[index][3].append(_str(delta.get("partial_json")))
         elif kind == "content_block_stop" and index in tools:
-            call_id, name, parts = tools.pop(index)
-            yield tool_call(call_id, name, "".join(parts))
+            call_id, name, whole, parts = tools.pop(index)
+            raw = "".join(parts)
+            if not raw.strip() and whole:
+                yield ToolCall(id=call_id, name=name, input=whole)
+            else:
+                yield tool_call(call_id, name, raw)
         elif kind == "message_delta":
-            reason = getattr(getattr(event, "delta", None), "stop_reason", None)
+            reason = _dict(event.get("delta")).get("stop_reason")
             if isinstance(reason, str) and reason:
                 stop_reason = STOP_REASONS.get(reason, reason)
-            _count(counts, getattr(event, "usage", None))
+            _count(counts, _dict(event.get("usage")))
         elif kind == "message_stop":
             finished = True
             break
@@ -220,10 +258,16 @@ def read_events(events: Any, model: str) -> Iterator[Chunk]:
     yield StreamEnd(stop_reason=stop_reason)
 
 
-def _count(counts: dict[str, int], usage: Any) -> None:
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count(counts: dict[str, int], usage: dict[str, Any]) -> None:
     """Take the counts ``usage`` has; message_delta's are cumulative, so later wins."""
-    if usage is None:
-        return
     fields = {
         "input": "input_tokens",
         "output": "output_tokens",
@@ -231,6 +275,6 @@ def _count(counts: dict[str, int], usage: Any) -> None:
         "cache_write": "cache_creation_input_tokens",
     }
     for key, attr in fields.items():
-        value = getattr(usage, attr, None)
+        value = usage.get(attr)
         if isinstance(value, int) and value >= 0:
             counts[key] = value

@@ -271,7 +271,11 @@ class _ToolCalls:
         # Servers that repeat the name in every chunk repeat all of it: keep the first.
         if name and not call.name:
             call.name = name
-        arguments = _text(getattr(function, "arguments", None))
+        arguments = getattr(function, "arguments", None)
+        if isinstance(arguments, dict):
+            # A few servers send the arguments already parsed, not as JSON text.
+            arguments = json.dumps(arguments)
+        arguments = _text(arguments)
         if arguments:
             call.arguments.append(arguments)
 

@@ -205,16 +205,22 @@ def translate(
     if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 400:
         return _status_failure(exc, target)
     if isinstance(exc, sdk.APIError):
-        # An error event inside a 200 stream (Anthropic's overloaded_error, or
-        # an OpenAI-compatible server's {"error": ...} chunk).
-        kind, message, _ = _error_fields(exc.body)
-        kind = kind or getattr(exc, "type", None) or "error"
-        text = target.scrub(message or str(exc))
-        return ProviderFailure(
-            f"{target.label} reported an error mid-stream ({kind}): {text}",
-            retryable=kind in RETRYABLE_STREAM_ERRORS,
-        )
+        # An error event inside a 200 stream (an OpenAI-compatible server's {"error": ...} chunk).
+        return stream_failure(exc.body, target, fallback=str(exc), kind=getattr(exc, "type", None))
     return None
+
+
+def stream_failure(
+    body: object, target: Target, *, fallback: str = "", kind: str | None = None
+) -> ProviderFailure:
+    """The ProviderFailure for an error event inside a 200 stream (e.g. ``overloaded_error``)."""
+    found, message, _ = _error_fields(body)
+    kind = found or kind or "error"
+    text = target.scrub(message or fallback or "no details given")
+    return ProviderFailure(
+        f"{target.label} reported an error mid-stream ({kind}): {text}",
+        retryable=kind in RETRYABLE_STREAM_ERRORS,
+    )
 
 
 def _timeout(exc: BaseException, target: Target, *, streaming: bool) -> ProviderFailure:

@@ -75,6 +75,11 @@ class Reply:
     code: str | None = None
     retry_after: float | str | None = None
     raw_body: str | None = None  # sent verbatim as text/html, like a proxy's error page
+    # Ways other servers differ from the real APIs, to test leniency:
+    # "no_event_names" (Anthropic SSE with data: lines only), "input_in_start" (Anthropic
+    # tool input whole in content_block_start), "args_object" (OpenAI arguments as a JSON
+    # object, not a string), "no_done" (OpenAI without data: [DONE]), "no_ids" (no call ids).
+    quirks: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Reply:
@@ -82,6 +87,7 @@ class Reply:
         data["tool_calls"] = tuple(tuple(c) for c in data.get("tool_calls") or ())
         if data.get("usage") is not None:
             data["usage"] = tuple(data["usage"])
+        data["quirks"] = tuple(data.get("quirks") or ())
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -404,18 +410,28 @@ class _Handler(BaseHTTPRequestHandler):
             events = wf.anthropic_events(reply, model)
         else:
             events = wf.openai_events(reply, model, include_usage)
-        for n, frame in enumerate(events):
+        for n, frame in enumerate(_quirky(events, reply.quirks)):
             if n == reply.malformed_after:
                 yield b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind\n\n'
                 return
             if reply.stream_error and n == reply.stream_error_after:
-                yield wf.stream_error_frame(wire, reply.stream_error)
+                yield from _quirky([wf.stream_error_frame(wire, reply.stream_error)], reply.quirks)
                 return  # the real API ends the body cleanly after an error event
             yield frame
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def _quirky(frames: Iterable[bytes], quirks: tuple[str, ...]) -> Iterator[bytes]:
+    """The frames as a looser server would send them."""
+    for frame in frames:
+        if "no_event_names" in quirks:
+            frame = b"".join(x for x in frame.splitlines(True) if not x.startswith(b"event:"))
+        if "no_done" in quirks and frame.startswith(b"data: [DONE]"):
+            continue
+        yield frame
 
 
 def main(argv: list[str] | None = None) -> None:

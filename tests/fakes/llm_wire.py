@@ -117,12 +117,17 @@ def anthropic_events(reply: Reply, model: str) -> Iterator[bytes]:
         yield sse({"type": "content_block_stop", "index": index}, "content_block_stop")
         index += 1
     for call_id, name, arguments in reply.calls:
+        whole = "input_in_start" in reply.quirks
         block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        if whole:
+            block["input"] = json.loads(arguments)
+        if "no_ids" in reply.quirks:
+            del block["id"]
         yield sse(
             {"type": "content_block_start", "index": index, "content_block": block},
             "content_block_start",
         )
-        for piece in [""] + pieces(arguments, reply.args_chunk_size):
+        for piece in [] if whole else [""] + pieces(arguments, reply.args_chunk_size):
             delta = {"type": "input_json_delta", "partial_json": piece}
             yield sse(
                 {"type": "content_block_delta", "index": index, "delta": delta},
@@ -199,6 +204,12 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> Iterator[byt
         yield chunk({"content": piece})
     for index, (call_id, name, arguments) in enumerate(reply.calls):
         head = {"index": index, "id": call_id, "type": "function"}
+        if "no_ids" in reply.quirks:
+            head = {"index": index, "type": "function"}
+        if "args_object" in reply.quirks:
+            function = {"name": name, "arguments": json.loads(arguments)}
+            yield chunk({"tool_calls": [{**head, "function": function}]})
+            continue
         if reply.tool_call_style == "whole":
             yield chunk(
                 {"tool_calls": [{**head, "function": {"name": name, "arguments": arguments}}]}
