@@ -14,20 +14,33 @@ LOG_FILE = "hermes.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class _FileHandler(logging.FileHandler):
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass  # a full disk must not print a traceback into the terminal
+
+
 def log_to_file(home: Path) -> Path:
-    """Send the ``hermes`` loggers to ``home/hermes.log`` (once per process)."""
+    """Send the ``hermes`` loggers to ``home/hermes.log``.
+
+    Called again with another home (tests, or a second runtime in one
+    process), the file follows the newest home. Records still propagate, so a
+    web server's or a test's own handlers see them; nothing here writes to
+    the terminal.
+    """
     path = home / LOG_FILE
     logger = logging.getLogger("hermes")
-    if any(getattr(h, "hermes_log", False) for h in logger.handlers):
-        return path
+    for old in [h for h in logger.handlers if getattr(h, "hermes_log", None) is not None]:
+        if old.hermes_log == path:
+            return path
+        logger.removeHandler(old)
+        old.close()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        handler: logging.Handler = _FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # an unwritable home is reported elsewhere
-    handler.hermes_log = True
+    handler.hermes_log = path
     handler.setFormatter(logging.Formatter(_FORMAT))
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    logger.propagate = False
     return path
