@@ -99,3 +99,14 @@ def test_cli_export_to_stdout_and_missing_session(config, monkeypatch):
     assert result.exit_code == 0
     [exported] = json.loads(result.output)
     assert exported["messages"][0]["content"] == 'a "quoted" </script> line'
+
+
+def test_unknown_newer_revision_without_upgrade_says_upgrade_hermes(config):
+    import sqlite3
+
+    Store.open(config).close()
+    with sqlite3.connect(config.home / "hermes.db") as raw:
+        raw.execute("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(StoreError, match="newer Hermes") as caught:
+        Store.open(config, upgrade=False)
+    assert "hermes db upgrade" not in caught.value.message

@@ -81,6 +81,19 @@ def current_revision(connection: Connection) -> str | None:
     return revision
 
 
+def known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    return {rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+def unknown_revision(current: str) -> StoreError:
+    return StoreError(
+        f"The database is at schema revision {current}, which this version of "
+        "Hermes does not know (it was written by a newer Hermes); upgrade Hermes."
+    )
+
+
 @dataclass(frozen=True)
 class UpgradeResult:
     from_revision: str | None
@@ -98,7 +111,7 @@ def upgrade(engine: Engine, backups_dir: Path) -> UpgradeResult:
 
     script = ScriptDirectory.from_config(alembic_config())
     head = script.get_current_head()
-    known = {rev.revision for rev in script.walk_revisions()}
+    known = known_revisions()
     with engine.connect() as connection:
         dbapi = connection.connection.driver_connection
         # The SQLite way to change a schema: foreign keys off (only possible
@@ -112,10 +125,7 @@ def upgrade(engine: Engine, backups_dir: Path) -> UpgradeResult:
                 if current == head:
                     return UpgradeResult(current, head, None)
                 if current is not None and current not in known:
-                    raise StoreError(
-                        f"The database is at schema revision {current}, which this version of "
-                        "Hermes does not know (it was written by a newer Hermes); upgrade Hermes."
-                    )
+                    raise unknown_revision(current)
                 backup = None
                 if current is not None:
                     backup = backup_database(engine, backups_dir, prefix=PRE_UPGRADE_PREFIX)

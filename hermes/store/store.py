@@ -64,6 +64,8 @@ class Store:
                 else:
                     with read_transaction(engine) as connection:
                         current = migrate.current_revision(connection)
+                    if current is not None and current not in migrate.known_revisions():
+                        raise migrate.unknown_revision(current)
                     if current != migrate.head_revision():
                         raise StoreError(
                             f"The database is at schema revision {current or 'none'}, not "
