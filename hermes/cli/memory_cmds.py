@@ -88,8 +88,9 @@ def _marked(snippet: str):
 def import_(kind: str, file: Path) -> None:
     """Import a ChatGPT or Claude conversations.json, or a Hermes JSON export.
 
-    Importing the same file again adds nothing. The file is checked completely
-    before anything is written.
+    Importing the same file again adds nothing; a newer export adds only the
+    new messages of conversations already imported. The file is checked
+    completely before anything is written.
     """
     from hermes.store.importers import import_file
 
