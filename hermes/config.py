@@ -6,7 +6,9 @@ variables already set in the real environment win.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +36,8 @@ SDK_BASE_URL_VARIABLES = {
 }
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off", ""}
@@ -124,6 +128,11 @@ class Config:
         home = Path(env.get("HERMES_HOME") or "~/.hermes").expanduser().resolve()
         workspace = Path(env.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().resolve()
         database_url = env.get("DATABASE_URL") or f"sqlite:///{home / 'hermes.db'}"
+        if not _URL.match(database_url):
+            raise ConfigError(
+                f"DATABASE_URL must be a URL such as sqlite:////path/to/hermes.db, not "
+                f"{database_url!r} (or unset it to use $HERMES_HOME/hermes.db)."
+            )
 
         provider = _choose_provider(env)
         model = env.get("HERMES_MODEL") or (DEFAULT_MODELS[provider] if provider else "")
@@ -136,8 +145,8 @@ class Config:
             if provider == "openrouter" and not base_url:
                 base_url = OPENROUTER_BASE_URL
             api_key = env.get(KEY_VARIABLES[provider])
-            if not api_key and base_url and provider != "openrouter":
-                # Local OpenAI-compatible servers (Ollama, llama.cpp, ...) need no key,
+            if not api_key and base_url and base_url != OPENROUTER_BASE_URL:
+                # Local servers (Ollama, llama.cpp, a proxy, ...) need no key,
                 # but the SDKs insist on one.
                 api_key = "not-needed"
 
@@ -152,7 +161,7 @@ class Config:
             max_iterations=env.integer("HERMES_MAX_ITERATIONS", 25, minimum=1),
             bash_timeout=env.number("HERMES_BASH_TIMEOUT", 120.0),
             stream_timeout=env.number("HERMES_STREAM_TIMEOUT", 120.0),
-            max_retries=env.integer("HERMES_MAX_RETRIES", 4, minimum=0),
+            max_retries=env.integer("HERMES_MAX_RETRIES", 4, minimum=0, maximum=10),
             secret_key=env.get("FLASK_SECRET_KEY"),
             web_password=env.get("HERMES_WEB_PASSWORD"),
             web_allow_no_auth=env.flag("HERMES_WEB_ALLOW_NO_AUTH"),
@@ -217,7 +226,9 @@ class _Env:
         value = self.environ.get(name) if name else None
         return value.strip() if value and value.strip() else None
 
-    def integer(self, name: str, default: int, *, minimum: int | None = None) -> int:
+    def integer(
+        self, name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
         raw = self.get(name)
         if raw is None:
             return default
@@ -227,6 +238,8 @@ class _Env:
             raise ConfigError(f"{name} must be a whole number, not {raw!r}.") from None
         if minimum is not None and value < minimum:
             raise ConfigError(f"{name} must be at least {minimum}, not {value}.")
+        if maximum is not None and value > maximum:
+            raise ConfigError(f"{name} must be at most {maximum}, not {value}.")
         return value
 
     def number(self, name: str, default: float) -> float:
@@ -236,7 +249,9 @@ class _Env:
         try:
             value = float(raw)
         except ValueError:
-            raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.") from None
+            value = math.nan
+        if not math.isfinite(value):
+            raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.")
         if value <= 0:
             raise ConfigError(f"{name} must be more than 0, not {raw}.")
         return value

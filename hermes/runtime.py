@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from hermes.config import Config
+from hermes.errors import ConfigError
 
 if TYPE_CHECKING:
     from hermes.agent.loop import Agent
@@ -97,6 +98,11 @@ class Runtime:
         from hermes.agent.loop import Agent
 
         provider = self.provider  # fail on a missing key before touching anything else
+        if not self.config.workspace.is_dir():
+            raise ConfigError(
+                f"HERMES_WORKSPACE {self.config.workspace} is not an existing folder: create it "
+                "or point HERMES_WORKSPACE at the folder the agent may work in."
+            )
         return Agent(
             config=self.config,
             provider=provider,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -89,6 +91,8 @@ def test_session_continues_with_its_history(env, workspace, fake_llm):
     )
     assert second.returncode == 0, second.stderr
     assert "my name is Ada" in str(fake_llm.requests[1].json["messages"])
+    # One model call per one-shot turn: no hidden summary call eats a scripted reply.
+    assert len(fake_llm.requests) == 2 and fake_llm.pending == 1
 
 
 def test_provider_error_exits_non_zero_with_one_line(env, workspace, fake_llm):
@@ -138,3 +142,71 @@ def test_warnings_go_to_the_log_file_not_the_terminal(env, workspace, hermes_hom
     assert result.stdout.strip() == "Looked three times."
     assert "curator" not in result.stderr
     assert "curator" in (hermes_home / "hermes.log").read_text()
+
+
+@pytest.mark.parametrize("text", ["", "   \n"])
+def test_an_empty_message_is_refused_in_one_line(env, workspace, fake_llm, text):
+    result = hermes(["chat", "-q", text], env=env, cwd=workspace)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "message is empty" in result.stderr
+    assert not fake_llm.requests
+
+
+def test_usage_errors_are_one_line(env, workspace):
+    result = hermes(["chat", "--session", "abc", "-q", "hi"], env=env, cwd=workspace)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("hermes: error:") and "--session" in result.stderr
+
+
+def test_missing_workspace_is_a_config_error(env, workspace, tmp_path, fake_llm):
+    env = dict(env, HERMES_WORKSPACE=str(tmp_path / "gone"))
+    result = hermes(["chat", "-q", "hi"], env=env, cwd=workspace)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "HERMES_WORKSPACE" in result.stderr
+    assert not fake_llm.requests
+
+
+def test_ctrl_c_cancels_the_turn_and_exits_130(env, workspace, fake_llm, wire):
+    fake_llm.reply("slow " * 40, chunk_size=5, stall=30, stall_after=6)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes", "chat", "-q", "talk slowly", "--json"],
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        # A fresh SIGINT disposition: a background shell may have it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    lines = []
+    while not any('"text"' in line for line in lines):
+        lines.append(proc.stdout.readline())
+        assert lines[-1], proc.stderr.read()
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - started < 10
+    events = [json.loads(line) for line in lines + out.splitlines() if line.strip()]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[-1]["type"] == "done" and events[-1]["stop_reason"] == "cancelled"
+    assert proc.returncode == 130
+    assert err.count("\n") == 1 and "cancelled" in err and "Traceback" not in err
+
+
+def test_a_closed_pipe_ends_quietly(env, workspace, fake_llm):
+    fake_llm.reply("line\n" * 20000, chunk_size=4000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes", "chat", "-q", "lots"],
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout.readline() == b"line\n"
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read()
+    assert proc.wait(timeout=30) != 0
+    assert err == b"", err

@@ -59,6 +59,10 @@ def test_defaults():
         ({"HERMES_MAX_ITERATIONS": "many"}, "HERMES_MAX_ITERATIONS must be a whole number"),
         ({"HERMES_MAX_ITERATIONS": "0"}, "HERMES_MAX_ITERATIONS must be at least 1"),
         ({"HERMES_WEB_ENABLE_SHELL": "maybe"}, "HERMES_WEB_ENABLE_SHELL must be true or false"),
+        ({"HERMES_STREAM_TIMEOUT": "nan"}, "HERMES_STREAM_TIMEOUT must be a number of seconds"),
+        ({"HERMES_BASH_TIMEOUT": "inf"}, "HERMES_BASH_TIMEOUT must be a number of seconds"),
+        ({"HERMES_MAX_RETRIES": "10000"}, "HERMES_MAX_RETRIES must be at most 10"),
+        ({"DATABASE_URL": "hermes.db"}, "DATABASE_URL must be a URL such as sqlite:///"),
     ],
 )
 def test_bad_values_name_the_variable(values, message):
@@ -81,3 +85,13 @@ def test_secrets_stay_out_of_reprs():
     config = Config.from_env(env(ANTHROPIC_API_KEY="sk-ant-very-secret", FLASK_SECRET_KEY="s3"))
     assert "very-secret" not in repr(config) and "s3" not in repr(config)
     assert "very-secret" not in repr(ProviderSettings(model="m", api_key="sk-ant-very-secret"))
+
+
+def test_any_provider_with_its_own_base_url_needs_no_key():
+    config = Config.from_env(
+        env(HERMES_PROVIDER="openrouter", HERMES_BASE_URL="http://127.0.0.1:9/v1")
+    )
+    config.require_provider()
+    assert config.base_url == "http://127.0.0.1:9/v1"
+    with pytest.raises(ConfigError, match="OPENROUTER_API_KEY is not set"):
+        Config.from_env(env(HERMES_PROVIDER="openrouter")).require_provider()

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 import click
 
-from hermes.errors import HermesError
+from hermes.errors import Cancelled, HermesError
 
 
 class TurnFailed(HermesError):
     """The turn ended with an error event; its message was already shown."""
+
+
+class TurnInterrupted(Cancelled):
+    """Ctrl-C stopped the turn; what was said so far is saved."""
+
+    exit_code = 130
 
 
 @click.command()
@@ -24,8 +34,11 @@ def chat(text: str, session_id: int | None, as_json: bool) -> None:
     """Send one message and stream the answer.
 
     The answer goes to stdout; tool calls are shown briefly on stderr. With
-    --json every stream event is printed as one JSON line instead.
+    --json every stream event is printed as one JSON line instead. Ctrl-C
+    cancels the turn (exit status 130); the partial answer is kept.
     """
+    if not text.strip():
+        raise click.BadParameter("the message is empty: give the text to send after -q")
     from hermes.agent.runner import TurnThread
     from hermes.config import Config
     from hermes.runtime import Runtime
@@ -41,21 +54,57 @@ def chat(text: str, session_id: int | None, as_json: bool) -> None:
         turn = TurnThread(agent, session_id, text).start()
         printer = JsonPrinter(turn.turn_id) if as_json else PlainPrinter()
         error = None
+        stop_reason = None
         try:
-            for event in turn.events():
-                printer.show(event)
-                if event.type == "error":
-                    error = event.message
-        except KeyboardInterrupt:
+            with _ctrl_c_cancels(turn.cancel):
+                for event in turn.events():
+                    printer.show(event)
+                    if event.type == "error":
+                        error = event.message
+                    elif event.type == "done":
+                        stop_reason = event.stop_reason
+        except BrokenPipeError:
+            # The reader went away (`| head -1`): stop the turn, keep what it said.
             turn.cancel.set()
-            for event in turn.events():
-                printer.show(event)
+            turn.join(timeout=5)
+            raise
         printer.finish()
-        runtime.summarize_session(session_id)
+        # No session summary here: a one-shot command must not make a second,
+        # hidden model call. The REPL and the web summarize when a session closes.
+        if stop_reason == "cancelled":
+            raise TurnInterrupted(
+                f"the turn was cancelled; what was said so far is saved in session "
+                f"{session_id} (continue with --session {session_id})"
+            )
         if error:
             raise TurnFailed(error)
     finally:
         runtime.close()
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
+    """While the turn runs, Ctrl-C (SIGINT) asks it to stop instead of raising.
+
+    KeyboardInterrupt could land in the middle of writing a line and leave
+    half an NDJSON record; the turn instead stops at its next safe point and
+    its last events (``done`` included) are still printed. A second Ctrl-C
+    gives up waiting.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum, frame) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class JsonPrinter:
@@ -97,8 +146,10 @@ class PlainPrinter:
         elif kind == "error":
             # `hermes: error: ...` is printed once, by main(), as the last line.
             self._break_line()
-        elif kind == "done" and event.stop_reason in ("cancelled", "max_iterations"):
-            self._note(f"[turn ended: {event.stop_reason.replace('_', ' ')}]")
+        elif kind == "done" and event.stop_reason == "max_iterations":
+            self._note("[turn ended: max iterations; HERMES_MAX_ITERATIONS sets the limit]")
+        elif kind == "done":
+            self._break_line()  # cancelled turns end with main()'s one line
 
     def _note(self, line: str) -> None:
         self._break_line()

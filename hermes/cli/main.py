@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
-from hermes.errors import HermesError
+from hermes.errors import Cancelled, HermesError
 
 # name -> "module:attribute". Each module keeps heavy imports (SDKs, SQLAlchemy)
 # inside its functions so that `hermes --help` stays fast.
@@ -59,13 +60,20 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except HermesError as exc:
-        click.echo(f"hermes: error: {exc.message}", err=True)
+        kind = "cancelled" if isinstance(exc, Cancelled) else "error"
+        click.echo(f"hermes: {kind}: {exc.message}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("hermes: aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # One line, like every other failure; --help has the long story.
+        where = exc.ctx.command_path if exc.ctx else "hermes"
+        message = " ".join(exc.format_message().split())
+        click.echo(f"hermes: error: {message} (see `{where} --help`)", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"hermes: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -73,4 +81,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("hermes: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
-        sys.exit(1)
+        # The reader of our output left (`| head -1`): not an error worth a line.
+        # Point stdout at /dev/null so the interpreter's final flush stays quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
