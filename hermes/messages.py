@@ -51,3 +51,28 @@ class ModelRequest:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates replaced, so it can be stored, sent and printed.
+
+    They come from file names that are not UTF-8 (``os.listdir`` escapes the
+    bad bytes), from command-line bytes, and from ``\\udXXX`` escapes in model
+    JSON; SQLite, the SDKs and the terminal all refuse them.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace").decode("utf-8")
+    return text
+
+
+def valid_value(value: Any) -> Any:
+    """:func:`valid_text` applied to every string inside a JSON-like value."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(str(k)): valid_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_value(v) for v in value]
+    return value

@@ -28,7 +28,7 @@ from hermes.events import (
     TurnStart,
     Usage,
 )
-from hermes.messages import Message, ModelRequest
+from hermes.messages import Message, ModelRequest, valid_text, valid_value
 from hermes.providers.base import Provider
 from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
 
@@ -80,6 +80,7 @@ class Agent:
         """Run one user turn; yields events ending with exactly one :class:`Done`."""
         cancel = cancel or threading.Event()
         turn_id = turn_id or uuid.uuid4().hex
+        text = valid_text(text)
         system = self.system_prompt(session_id)
         if not self.store.get_session(session_id).title:
             self.store.update_session(session_id, title=title_from(text))
@@ -206,17 +207,17 @@ class Agent:
         )
         for chunk in cancellable(self.provider.stream(request), cancel):
             if isinstance(chunk, TextDelta):
+                chunk = TextDelta(valid_text(chunk.delta))
                 response.text += chunk.delta
                 yield chunk
             elif isinstance(chunk, ToolCall):
-                if not chunk.id:
+                chunk = ToolCall(
                     # Some local servers send no call ids; the history needs them.
-                    chunk = ToolCall(
-                        id=f"call_{uuid.uuid4().hex[:12]}",
-                        name=chunk.name,
-                        input=chunk.input,
-                        input_error=chunk.input_error,
-                    )
+                    id=valid_text(chunk.id) or f"call_{uuid.uuid4().hex[:12]}",
+                    name=valid_text(chunk.name),
+                    input=valid_value(chunk.input),
+                    input_error=chunk.input_error,
+                )
                 # Shown when it runs, right before its result (see run_turn).
                 response.tool_calls.append(chunk)
             elif isinstance(chunk, Usage):
@@ -244,7 +245,7 @@ class Agent:
             output, is_error = f"error: {exc.message}", True
         except Exception as exc:  # a bug in a tool must not end the user's turn
             output, is_error = f"error: {call.name} failed: {type(exc).__name__}: {exc}", True
-        output = _cap(output, self.config.tool_output_limit)
+        output = _cap(valid_text(output), self.config.tool_output_limit)
         duration_ms = int((time.monotonic() - started) * 1000)
         result = ToolResult(
             id=call.id, name=call.name, output=output, is_error=is_error, duration_ms=duration_ms
