@@ -212,6 +212,9 @@ def test_write_file_refusals(ctx, workspace):
     assert "could not create the folder" in refused(write_file, ctx, path="file.txt/x", content="x")
     assert "outside the workspace" in refused(write_file, ctx, path="../escape.txt", content="x")
     assert not (workspace.parent / "escape.txt").exists()
+    # A trailing slash names a folder: never quietly write a file called "notes".
+    assert "ends with '/'" in refused(write_file, ctx, path="notes/", content="x")
+    assert not (workspace / "notes").exists()
 
 
 def test_failed_write_leaves_the_old_file_whole(ctx, workspace):

@@ -99,6 +99,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     name = relative_name(ctx.workspace, target)
     if target.is_dir():
         raise ToolError(f"{name} is a directory; give a file path")
+    if path.endswith(("/", os.sep)):
+        raise ToolError(f"path {path!r} ends with '/', so it names a folder; give a file path")
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError:
