@@ -194,3 +194,16 @@ def test_double_slash_sends_a_message_starting_with_a_slash(fake_llm, repl):
 
 def test_plain_lines_reads_one_message_per_line():
     assert list(plain_lines(io.StringIO("one\ntwo\n\nthree"))) == ["one", "two", "", "three"]
+
+
+def test_tool_lines_fit_a_narrow_terminal():
+    out = io.StringIO()
+    view = TurnView(Console(file=out, width=40, force_terminal=False, highlight=False))
+    view.show(ToolCall(id="t1", name="run_bash", input={"command": "grep -rn needle " + "x" * 80}))
+    long_error = "error: run_bash was cancelled by the user; the command was stopped"
+    view.show(ToolResult(id="t1", name="run_bash", output=long_error, is_error=True))
+    view.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2, lines  # one line each: nothing wraps to the left margin
+    assert all(len(line) <= 40 for line in lines)
+    assert lines[0].startswith("→ run_bash(") and lines[1].startswith("  error: run_bash")

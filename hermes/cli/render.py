@@ -47,7 +47,7 @@ def brief(text: str, limit: int = CALL_WIDTH) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def format_call(name: str, arguments: dict[str, Any]) -> str:
+def format_call(name: str, arguments: dict[str, Any], limit: int = CALL_WIDTH) -> str:
     """A tool call as a compact Python-like call: ``read_file(path='a.txt')``."""
     parts = []
     for key, value in (arguments or {}).items():
@@ -57,7 +57,7 @@ def format_call(name: str, arguments: dict[str, Any]) -> str:
         if shown is None:
             shown = json.dumps(value, ensure_ascii=False, default=str)
         parts.append(f"{key}={shown}")
-    return brief(f"{name}({', '.join(parts)})")
+    return brief(f"{name}({', '.join(parts)})", limit)
 
 
 def fold(text: str, lines: int = RESULT_LINES, width: int = 110) -> str:
@@ -188,11 +188,15 @@ class TurnView:
         if kind == "turn_start":
             return
         self._end_text()
+        # Tool lines are cut to the terminal's width: a wrapped line would
+        # lose its indent and read as part of the answer.
+        width = max(20, self.console.width)
         if kind == "tool_call":
-            self.console.print(Text(f"→ {format_call(event.name, event.input)}", style="dim"))
+            call = format_call(event.name, event.input, min(CALL_WIDTH, width - 2))
+            self.console.print(Text(f"→ {call}", style="dim"))
         elif kind == "tool_result":
             style = "red" if event.is_error else "dim"
-            body = Text(_indent(fold(event.output), "  "), style=style)
+            body = Text(_indent(fold(event.output, width=min(110, width - 2)), "  "), style=style)
             self.console.print(body)
         elif kind == "skill":
             line = skill_line(event.action, event.name, event.version)
