@@ -191,6 +191,35 @@ def test_flagged_profile_entries_are_reported(env, hermes_home):
     assert "withheld" in found["profile memory"].detail
 
 
+def test_an_empty_machine_is_checked_without_creating_anything(tmp_path, workspace, fake_llm):
+    fresh = tmp_path / "fresh"
+    env = {
+        **fake_llm.env("openai", api_key="sk-test-0123456789abcdef"),
+        "HERMES_HOME": str(fresh / "home"),
+        "HERMES_WORKSPACE": str(workspace),
+    }
+    fake_llm.reply("pong")
+
+    found = checks(env)
+
+    assert found["data folder"].status == "ok"
+    assert "created on first use" in found["data folder"].detail
+    assert found["database"].status == "ok" and found["skills"].status == "ok"
+    assert found["provider"].status == "ok"
+    assert not fresh.exists()
+
+
+def test_anthropic_base_url_with_v1_is_probed_where_the_sdk_goes(fake_llm, env):
+    env = {**fake_llm.env("anthropic"), "HERMES_HOME": env["HERMES_HOME"]}
+    env["ANTHROPIC_BASE_URL"] = fake_llm.url + "/v1/"
+    fake_llm.reply("pong")
+
+    found = checks(env)
+
+    assert found["provider"].status == "ok", found["provider"]
+    assert [r.path for r in fake_llm.requests] == ["/v1/models", "/v1/messages"]
+
+
 def test_mask_never_shows_the_key():
     assert mask("sk-abcdefghijklmnop1234") == "sk-…1234"
     assert "test-key" not in mask("test-key")

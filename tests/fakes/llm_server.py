@@ -313,6 +313,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] == "/_fake/requests":
             self._json(200, [r.to_dict() for r in self.fake.requests])
         else:
+            # Recorded, so tests can see where a client looked (e.g. for a model list).
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            self.fake.record(RecordedRequest("GET", self.path, headers, None))
             self._json(404, {"error": {"message": f"fake LLM: no route for GET {self.path}"}})
 
     def do_POST(self) -> None:
