@@ -104,6 +104,16 @@ def test_404_says_to_set_hermes_model(fake_llm, fake_provider, wire):
     assert "HERMES_MODEL" in error.message and fake_llm.url in error.message
 
 
+def test_404_from_a_bare_host_suggests_v1(fake_llm, fake_provider):
+    # http://localhost:11434 instead of http://localhost:11434/v1: the most common slip.
+    fake_llm.error(404, "404 page not found")
+    _, error = run(fake_provider("openai", base_url=fake_llm.url))
+    assert f"{fake_llm.url}/v1" in error.message
+    fake_llm.error(404, "model: no-such-model")
+    _, error = run(fake_provider("openai"))
+    assert "/v1/v1" not in error.message and "try " not in error.message
+
+
 def test_context_too_long_says_so(fake_llm, fake_provider, wire):
     if wire == "anthropic":
         fake_llm.error(400, "prompt is too long: 212000 tokens > 200000 maximum")

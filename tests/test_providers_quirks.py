@@ -96,3 +96,23 @@ def test_anthropic_base_url_ending_in_v1_is_not_doubled(fake_llm):
         chunks = chunks_of(anthropic_at(fake_llm.url + suffix))
         assert chunks[0] == TextDelta("ok")
         assert fake_llm.last_request.path == "/v1/messages"
+
+
+def test_a_whitespace_only_answer_is_not_sent_back_as_a_text_block():
+    # Anthropic rejects text blocks without non-whitespace text, so a model that once
+    # answered "  \n" would otherwise break every later turn of the session.
+    from hermes.providers.anthropic import convert_messages
+
+    history = (
+        Message(role="user", content="hi"),
+        Message(role="assistant", content="  \n"),
+        Message(role="user", content="again"),
+        Message(
+            role="assistant", content="\n", tool_calls=(ToolCall(id="t", name="read_file"),)
+        ),
+        Message(role="tool", content="", tool_call_id="t", tool_name="read_file"),
+    )
+    body = convert_messages(history)
+    blocks = [b for m in body for b in m["content"]]
+    assert all(b["text"].strip() for b in blocks if b["type"] == "text"), body
+    assert [m["role"] for m in body] == ["user", "assistant", "user"]

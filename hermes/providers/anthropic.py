@@ -166,9 +166,10 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
             }
         ]
     blocks: list[dict[str, Any]] = []
-    if m.role == "user" and m.context:
+    # Whitespace-only text blocks are refused by the API; a model may well have sent one.
+    if m.role == "user" and m.context and m.context.strip():
         blocks.append({"type": "text", "text": m.context})
-    if m.content:
+    if m.content.strip():
         blocks.append({"type": "text", "text": m.content})
     if m.role == "assistant":
         blocks.extend(

@@ -62,6 +62,7 @@ class OpenAIProvider(Provider):
             label=self.label,
             key_variable=KEY_VARIABLES[self.name],
             default_base_url=self.default_base_url,
+            api_prefix="/v1",
         )
 
     def stream(self, request: ModelRequest) -> Iterator[Chunk]:

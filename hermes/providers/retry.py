@@ -65,6 +65,8 @@ class Target:
     api_key: str | None
     connect_timeout: float
     stream_timeout: float
+    # Where compatible servers usually serve this API ("/v1"), for a base URL given without it.
+    api_prefix: str = ""
 
     @property
     def server(self) -> str:
@@ -281,6 +283,9 @@ def _status_failure(exc: Any, target: Target) -> ProviderFailure:
         return fail(f"authentication failed ({status}): check {target.key_variable}{where}")
     if status == 404:
         hint = " (or check that the base URL is right)" if target.base_url else ""
+        if target.base_url and target.api_prefix and _has_no_path(target.base_url):
+            root = target.base_url.rstrip("/")
+            hint = f" (or, if the server serves its API under {target.api_prefix}, try {root}{target.api_prefix})"
         return fail(
             f"model {target.model!r} not found: set HERMES_MODEL to a model that "
             f"{target.server} serves{hint}"
@@ -310,6 +315,7 @@ def target_for(
     label: str,
     key_variable: str,
     default_base_url: str | None = None,
+    api_prefix: str = "",
 ) -> Target:
     """The Target for a provider's settings; a custom base URL names that server instead."""
     custom = settings.base_url and settings.base_url.rstrip("/") != (default_base_url or "").rstrip(
@@ -323,4 +329,11 @@ def target_for(
         api_key=settings.api_key,
         connect_timeout=settings.connect_timeout,
         stream_timeout=settings.stream_timeout,
+        api_prefix=api_prefix,
     )
+
+
+def _has_no_path(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.strip("/") == ""
