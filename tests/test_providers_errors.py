@@ -227,3 +227,21 @@ def test_html_error_page_from_a_proxy(fake_llm, fake_provider, wire):
     _, error = run(fake_provider(wire, max_retries=0))
     assert error.retryable and "(502)" in error.message
     assert "<html>" not in error.message and len(error.message) < 200
+
+
+def test_connection_refused_gives_up_quickly(wire):
+    # Nothing listening is rarely a blip: a few quick retries, not a 10-second backoff.
+    import time
+
+    from hermes.providers.base import ProviderSettings
+    from hermes.providers.registry import provider_class
+
+    fake = FakeLLM().start()
+    fake.stop()
+    settings = ProviderSettings(
+        model="m", api_key="k", base_url=fake.base_url(wire), max_retries=4, retry_base_delay=1.0
+    )
+    started = time.monotonic()
+    _, error = run(provider_class(wire)(settings))
+    assert "cannot reach" in error.message and "5 attempts" in error.message
+    assert time.monotonic() - started < 3

@@ -36,6 +36,7 @@ CONTEXT_TOO_LONG_HINTS = (
     "input is too long",
     "reduce the length",
 )
+REFUSED_RETRY_DELAY = 0.25  # seconds between attempts when the connection is refused
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "server_error"}
 
 
@@ -203,7 +204,10 @@ def translate(
             text = f"cannot reach {target.base_url}: is the server running?"
         else:
             text = f"cannot reach {target.label}: check the network connection"
-        return ProviderFailure(text, retryable=True)
+        # Nothing listening: a server starting up comes back within moments, a
+        # stopped one never; retry quickly rather than back off for seconds.
+        refused = REFUSED_RETRY_DELAY if _caused_by(exc, "ConnectionRefusedError") else None
+        return ProviderFailure(text, retryable=True, retry_after=refused)
     if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 400:
         return _status_failure(exc, target)
     if isinstance(exc, sdk.APIError):
