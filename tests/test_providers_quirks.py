@@ -107,12 +107,31 @@ def test_a_whitespace_only_answer_is_not_sent_back_as_a_text_block():
         Message(role="user", content="hi"),
         Message(role="assistant", content="  \n"),
         Message(role="user", content="again"),
-        Message(
-            role="assistant", content="\n", tool_calls=(ToolCall(id="t", name="read_file"),)
-        ),
+        Message(role="assistant", content="\n", tool_calls=(ToolCall(id="t", name="read_file"),)),
         Message(role="tool", content="", tool_call_id="t", tool_name="read_file"),
     )
     body = convert_messages(history)
     blocks = [b for m in body for b in m["content"]]
     assert all(b["text"].strip() for b in blocks if b["type"] == "text"), body
     assert [m["role"] for m in body] == ["user", "assistant", "user"]
+
+
+def test_a_server_that_answers_a_stream_request_with_plain_json(fake_llm, fake_provider, wire):
+    fake_llm.reply(
+        "Reading it.",
+        tool_calls=[("read_file", {"path": "f.txt"}, "call_9")],
+        quirks=("ignore_stream",),
+    )
+    chunks = chunks_of(fake_provider(wire))
+    assert chunks[0] == TextDelta("Reading it.")
+    assert [c for c in chunks if isinstance(c, ToolCall)] == [
+        ToolCall(id="call_9", name="read_file", input={"path": "f.txt"})
+    ]
+    assert chunks[-1] == StreamEnd(stop_reason="tool_use")
+    assert len(fake_llm.requests) == 1
+
+
+def test_anthropic_text_given_in_block_start(fake_llm, fake_provider):
+    fake_llm.reply("All in one go.", quirks=("text_in_start",))
+    chunks = chunks_of(fake_provider("anthropic"))
+    assert "".join(c.delta for c in chunks if isinstance(c, TextDelta)) == "All in one go."

@@ -187,6 +187,10 @@ def sse_events(response: Any, target: Target) -> Iterator[dict[str, Any]]:
     """
     import anthropic
 
+    if "json" in response.headers.get("content-type", ""):
+        # A server that ignored "stream": true and sent the whole message at once.
+        yield from message_events(json.loads(response.read()), target)
+        return
     for sse in anthropic.Stream.raw_events(response):
         data = sse.data
         if not data.strip() or data.startswith("[DONE]"):
@@ -197,6 +201,23 @@ def sse_events(response: Any, target: Target) -> Iterator[dict[str, Any]]:
         if sse.event == "error" or event.get("type") == "error":
             raise stream_failure(event, target)
         yield event
+
+
+def message_events(message: Any, target: Target) -> Iterator[dict[str, Any]]:
+    """A complete (non-streamed) message as the stream events that would have carried it."""
+    if not isinstance(message, dict) or message.get("type") == "error":
+        raise stream_failure(message, target)
+    usage = _dict(message.get("usage"))
+    yield {"type": "message_start", "message": {"usage": usage}}
+    for index, block in enumerate(message.get("content") or ()):
+        yield {"type": "content_block_start", "index": index, "content_block": block}
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message.get("stop_reason")},
+        "usage": usage,
+    }
+    yield {"type": "message_stop"}
 
 
 def read_events(events: Iterator[dict[str, Any]], model: str) -> Iterator[Chunk]:
@@ -218,7 +239,10 @@ def read_events(events: Iterator[dict[str, Any]], model: str) -> Iterator[Chunk]
             _count(counts, _dict(_dict(event.get("message")).get("usage")))
         elif kind == "content_block_start":
             block = _dict(event.get("content_block"))
-            if block.get("type") == "tool_use":
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str) and text:
+                yield TextDelta(text)  # the real API starts empty; others may not
+            elif block.get("type") == "tool_use":
                 tools[index] = (
                     _str(block.get("id")),
                     _str(block.get("name")),

@@ -16,6 +16,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from hermes.config import DEFAULT_MODELS, KEY_VARIABLES, OPENROUTER_BASE_URL
@@ -28,6 +29,7 @@ from hermes.providers.retry import (
     ProviderFailure,
     Target,
     retrying,
+    stream_failure,
     target_for,
     translate,
     transport_errors,
@@ -113,7 +115,11 @@ class OpenAIProvider(Provider):
             raise _failure(exc, target, streaming=False) from exc
         with stream:
             try:
-                yield from self._read(stream, request.model)
+                chunks = stream
+                if "json" in stream.response.headers.get("content-type", ""):
+                    # A server that ignored "stream": true and sent the whole answer at once.
+                    chunks = [completion_as_chunk(json.loads(stream.response.read()), target)]
+                yield from self._read(chunks, request.model)
             except (openai.APIError, json.JSONDecodeError, *timeouts, *transports) as exc:
                 raise _failure(exc, target, streaming=True) from exc
 
@@ -181,6 +187,33 @@ def _failure(exc: BaseException, target: Target, *, streaming: bool) -> BaseExce
     import openai
 
     return translate(exc, openai, target, streaming=streaming) or exc
+
+
+def completion_as_chunk(data: Any, target: Target) -> Any:
+    """A complete chat.completion as one stream chunk, readable by ``_read``."""
+    if not isinstance(data, dict) or "error" in data:
+        raise stream_failure(data, target)
+    choices = []
+    for choice in data.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        calls = [
+            {**call, "index": i}
+            for i, call in enumerate(message.get("tool_calls") or ())
+            if isinstance(call, dict)
+        ]
+        delta = {"content": message.get("content"), "tool_calls": calls}
+        choices.append(
+            {
+                "index": choice.get("index", 0),
+                "delta": delta,
+                "finish_reason": choice.get("finish_reason"),
+            }
+        )
+    chunk = {"choices": choices, "usage": data.get("usage")}
+    # Attribute access, like the SDK's objects.
+    return json.loads(json.dumps(chunk), object_hook=lambda d: SimpleNamespace(**d))
 
 
 def convert_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:

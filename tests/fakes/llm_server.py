@@ -78,7 +78,9 @@ class Reply:
     # Ways other servers differ from the real APIs, to test leniency:
     # "no_event_names" (Anthropic SSE with data: lines only), "input_in_start" (Anthropic
     # tool input whole in content_block_start), "args_object" (OpenAI arguments as a JSON
-    # object, not a string), "no_done" (OpenAI without data: [DONE]), "no_ids" (no call ids).
+    # object, not a string), "no_done" (OpenAI without data: [DONE]), "no_ids" (no call ids),
+    # "ignore_stream" (a JSON body even when asked to stream), "text_in_start" (Anthropic
+    # text whole in content_block_start, no deltas).
     quirks: tuple[str, ...] = ()
 
     @classmethod
@@ -352,7 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.status != 200:
             self._error(wire, reply)
-        elif isinstance(body, dict) and body.get("stream"):
+        elif isinstance(body, dict) and body.get("stream") and "ignore_stream" not in reply.quirks:
             self._stream(wire, reply, body)
         else:
             model = reply.model or (body or {}).get("model") or "fake-model"

@@ -103,12 +103,13 @@ def anthropic_events(reply: Reply, model: str) -> Iterator[bytes]:
     yield sse({"type": "ping"}, "ping")
     index = 0
     if reply.text:
-        block = {"type": "text", "text": ""}
+        whole = "text_in_start" in reply.quirks
+        block = {"type": "text", "text": reply.text if whole else ""}
         yield sse(
             {"type": "content_block_start", "index": index, "content_block": block},
             "content_block_start",
         )
-        for piece in pieces(reply.text, reply.chunk_size):
+        for piece in [] if whole else pieces(reply.text, reply.chunk_size):
             delta = {"type": "text_delta", "text": piece}
             yield sse(
                 {"type": "content_block_delta", "index": index, "delta": delta},
