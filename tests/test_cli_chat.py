@@ -210,3 +210,14 @@ def test_a_closed_pipe_ends_quietly(env, workspace, fake_llm):
     err = proc.stderr.read()
     assert proc.wait(timeout=30) != 0
     assert err == b"", err
+
+
+def test_json_lines_survive_unicode_line_separators(env, workspace, fake_llm):
+    # str.splitlines() also splits at U+2028, U+2029 and NEL: they must stay escaped.
+    fake_llm.reply(text="one\u2028two\u2029three\x85four ünïcode", chunk_size=100)
+    result = hermes(["chat", "-q", "separators", "--json"], env=env, cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    text = "".join(e["delta"] for e in events if e["type"] == "text")
+    assert text == "one\u2028two\u2029three\x85four ünïcode"
+    assert "ünïcode" in result.stdout  # still readable UTF-8, not \\u escapes

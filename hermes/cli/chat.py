@@ -107,6 +107,11 @@ def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+# Characters that JSON leaves raw but many line readers (Python's splitlines,
+# JavaScript before ES2019) take as line breaks: escaped, one event stays one line.
+LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
 class JsonPrinter:
     def __init__(self, turn_id: str):
         self.turn_id = turn_id
@@ -116,8 +121,8 @@ class JsonPrinter:
         from hermes.events import to_wire
 
         self.seq += 1
-        sys.stdout.write(json.dumps(to_wire(self.seq, self.turn_id, event), ensure_ascii=False))
-        sys.stdout.write("\n")
+        line = json.dumps(to_wire(self.seq, self.turn_id, event), ensure_ascii=False)
+        sys.stdout.write(line.translate(LINE_BREAKS) + "\n")
         sys.stdout.flush()
 
     def finish(self) -> None:
