@@ -221,3 +221,14 @@ def test_json_lines_survive_unicode_line_separators(env, workspace, fake_llm):
     text = "".join(e["delta"] for e in events if e["type"] == "text")
     assert text == "one\u2028two\u2029three\x85four ünïcode"
     assert "ünïcode" in result.stdout  # still readable UTF-8, not \\u escapes
+
+
+def test_plain_output_carries_no_terminal_control_sequences(env, workspace, fake_llm):
+    (workspace / "evil.txt").write_text("\x1b]0;owned\x07\x1b[2Jgotcha\n")
+    fake_llm.reply(tool_calls=[("read_file", {"path": "evil.txt"})])
+    fake_llm.reply(text="Title \x1b]0;pwned\x07 and \x1b[31mred\x1b[0m\r\nend\x07", chunk_size=100)
+    result = hermes(["chat", "-q", "read evil.txt"], env=env, cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "\x07" not in result.stdout + result.stderr
+    assert "red" in result.stdout and "end" in result.stdout and "gotcha" in result.stderr

@@ -138,9 +138,16 @@ class PlainPrinter:
     def show(self, event) -> None:
         kind = event.type
         if kind == "text":
-            sys.stdout.write(event.delta)
+            # Model output is hostile: no escape sequence reaches the terminal
+            # (--json keeps the exact text).
+            from hermes.tools.output import clean_text
+
+            text = clean_text(event.delta)
+            if not text:
+                return
+            sys.stdout.write(text)
             sys.stdout.flush()
-            self.ends_with_newline = event.delta.endswith("\n")
+            self.ends_with_newline = text.endswith("\n")
         elif kind == "tool_call":
             self._note(f"→ {event.name}({brief(json.dumps(event.input, ensure_ascii=False))})")
         elif kind == "tool_result":
@@ -173,5 +180,7 @@ class PlainPrinter:
 
 def brief(text: str, limit: int = 100) -> str:
     """One line of at most ``limit`` characters."""
-    line = " ".join(text.split())
+    from hermes.tools.output import clean_text
+
+    line = " ".join(clean_text(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
