@@ -295,3 +295,41 @@ def test_piped_input_reads_one_message_per_line(fake_llm, repl_env, hermes_home,
     assert "Piped answer here." in result.stdout
     assert "No skills yet" in result.stdout
     assert re.search(r"hermes — openai:gpt-4\.1 — workspace ", result.stdout)
+
+
+def test_ctrl_c_while_a_tool_runs_in_a_narrow_terminal(fake_llm, repl_env, hermes_home, workspace):
+    pidfile = workspace / "bash.pid"
+    fake_llm.reply(tool_calls=[("run_bash", {"command": f"echo $$ > {pidfile}; sleep 20"})])
+    fake_llm.reply("Back again.")
+    env = dict(repl_env, COLUMNS="40", LINES="20")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "hermes"],
+        env=env,
+        cwd=str(workspace),
+        dimensions=(20, 40),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+    )
+    child.expect("Type /help")
+    child.expect_exact(PROMPT)
+    say(child, "run the slow thing")
+    child.expect_exact("→ run_bash(")
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        child.expect([pexpect.TIMEOUT], timeout=0.05)
+    child.sendintr()
+    child.expect("cancelled")
+    child.expect_exact(PROMPT)
+    say(child, "hello again")
+    child.expect("Back again")
+    child.expect_exact(PROMPT)
+    child.sendeof()
+    assert finish(child) == 0
+
+    with pytest.raises(ProcessLookupError):  # the command was stopped, not left running
+        os.kill(int(pidfile.read_text()), 0)
+    with open_store(hermes_home, workspace) as store:
+        roles = [m.message.role for m in store.messages(1)]
+    assert roles == ["user", "assistant", "tool", "user", "assistant"]
+    second = str(fake_llm.requests[1].json["messages"])
+    assert "cancelled" in second  # the model is told what happened to its call
