@@ -175,6 +175,10 @@ def test_model_switch_needs_no_restart(fake_llm, repl):
     repl.handle("hi")
     assert fake_llm.last_request.json["model"] == "gpt-4o-mini"
     assert repl.runtime.store.get_session(repl.session_id).model == "gpt-4o-mini"
+    output(repl)
+    repl.handle("/model gpt 4o")  # not silently "gpt"
+    assert "Usage: /model" in output(repl)
+    assert repl.runtime.model == "gpt-4o-mini"
 
 
 def test_provider_errors_are_one_line_and_the_repl_goes_on(fake_llm, repl):

@@ -192,7 +192,10 @@ def model(repl: Repl, argument: str) -> None:
     if not config.provider:
         repl.warn("No provider is configured, so there is no model to switch (see hermes doctor).")
         return
-    new_model = argument.split()[0]
+    if len(argument.split()) != 1:
+        repl.warn("Usage: /model [ID] (a model id has no spaces, e.g. /model gpt-4.1).")
+        return
+    new_model = argument
     repl.runtime.set_model(new_model)
     repl.reset_agent()
     if repl.session_id is not None:
