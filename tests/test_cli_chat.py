@@ -186,7 +186,11 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(env, workspace, fake_llm, wire):
         assert lines[-1], proc.stderr.read()
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    # Read through the same buffered pipe objects: communicate() would read the raw
+    # descriptors and miss lines readline() already buffered.
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    proc.wait(timeout=30)
     assert time.monotonic() - started < 10
     events = [json.loads(line) for line in lines + out.splitlines() if line.strip()]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))

@@ -62,7 +62,7 @@ def test_fold_and_format_call_and_clean():
     assert folded.splitlines() == ["line 0", "line 1", "line 2", "… 7 more lines"]
     assert fold("") == "(no output)"
     # A tool's output cannot drive the terminal.
-    assert clean("ok\x1b]0;pwned\x07\x1b[2Jdone") == "ok]0;pwned[2Jdone"
+    assert clean("ok\x1b]0;pwned\x07\x1b[2Jdone") == "okdone"
 
 
 def test_turn_view_shows_every_event_kind():

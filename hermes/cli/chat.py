@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import click
 
 from hermes.errors import Cancelled, HermesError
+from hermes.text import brief, printable
 
 
 class TurnFailed(HermesError):
@@ -140,9 +141,7 @@ class PlainPrinter:
         if kind == "text":
             # Model output is hostile: no escape sequence reaches the terminal
             # (--json keeps the exact text).
-            from hermes.tools.output import clean_text
-
-            text = clean_text(event.delta)
+            text = printable(event.delta)
             if not text:
                 return
             sys.stdout.write(text)
@@ -176,11 +175,3 @@ class PlainPrinter:
 
     def finish(self) -> None:
         self._break_line()
-
-
-def brief(text: str, limit: int = 100) -> str:
-    """One line of at most ``limit`` characters."""
-    from hermes.tools.output import clean_text
-
-    line = " ".join(clean_text(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -7,21 +7,16 @@ stays fast.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 import click
 
+from hermes.text import printable
+
 ROLES = ("user", "assistant", "tool", "summary")
 # Terminal control characters (ANSI escapes, OSC title changes, bells) from
 # stored or imported text must not reach the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` without terminal control characters (newlines and tabs stay)."""
-    return _CONTROL.sub("", text)
 
 
 def _open_store():

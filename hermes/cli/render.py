@@ -26,25 +26,17 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes.events import Event
+from hermes.text import brief, printable
 
 # C0 controls except tab and newline, DEL, and C1 controls: an ESC in a tool's
 # output must not be able to move the cursor or retitle the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 RESULT_LINES = 4
 CALL_WIDTH = 100
 
 
-def clean(text: str) -> str:
-    """``text`` without terminal control characters (tabs and newlines stay)."""
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
-
-
-def brief(text: str, limit: int = CALL_WIDTH) -> str:
-    """One line of at most ``limit`` characters."""
-    line = " ".join(clean(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+clean = printable
 
 
 def format_call(name: str, arguments: dict[str, Any], limit: int = CALL_WIDTH) -> str:

@@ -18,8 +18,9 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from hermes.cli.render import brief, clean, skill_line
+from hermes.cli.render import clean, skill_line
 from hermes.errors import HermesError
+from hermes.text import brief
 
 if TYPE_CHECKING:
     from hermes.cli.repl import Repl

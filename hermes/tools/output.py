@@ -7,12 +7,7 @@ characters that would redraw a terminal or confuse a tokenizer.
 
 from __future__ import annotations
 
-import re
-
-# ANSI escape sequences (colours, cursor moves, OSC titles) and the remaining
-# C0/C1 control characters except newline and tab.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from hermes.text import printable
 
 
 def marker(dropped: int, unit: str = "characters") -> str:
@@ -26,9 +21,7 @@ def clean_text(text: str) -> str:
     Carriage returns become newlines so progress bars read as successive lines
     instead of overwriting each other.
     """
-    text = _ANSI.sub("", text)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("", text)
+    return printable(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def truncate_middle(text: str, limit: int) -> str:
