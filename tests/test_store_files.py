@@ -110,3 +110,12 @@ def test_unknown_newer_revision_without_upgrade_says_upgrade_hermes(config):
     with pytest.raises(StoreError, match="newer Hermes") as caught:
         Store.open(config, upgrade=False)
     assert "hermes db upgrade" not in caught.value.message
+
+
+@pytest.mark.parametrize("url", ["sqlite://h:notaport/x", "postgresql://u@h:nope/db"])
+def test_an_unparseable_database_url_is_a_config_error(url):
+    from hermes.errors import ConfigError
+    from hermes.store.engine import sqlite_path
+
+    with pytest.raises(ConfigError, match="DATABASE_URL"):
+        sqlite_path(url)

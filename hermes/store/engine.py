@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from hermes.errors import ConfigError, StoreError
 
@@ -30,7 +30,12 @@ CACHE_KIB = 32_768
 
 def sqlite_path(database_url: str) -> Path:
     """The database file of a ``sqlite:///`` URL; ConfigError for anything else."""
-    url = make_url(database_url)
+    try:
+        url = make_url(database_url)
+    except (ArgumentError, ValueError):
+        raise ConfigError(
+            "DATABASE_URL is not a valid SQLAlchemy URL; use sqlite:///path/to/hermes.db."
+        ) from None
     if url.get_backend_name() != "sqlite":
         raise ConfigError(
             f"DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
