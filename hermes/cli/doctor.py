@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from hermes.cli.doctor_checks import (
     Check,
@@ -40,6 +38,9 @@ class DoctorFailed(HermesError):
 @click.command()
 def doctor() -> None:
     """Check configuration, data folder, database, search index, skills and the provider."""
+    from rich.console import Console
+    from rich.text import Text
+
     console = Console(highlight=False)
     failed = 0
     for check in run_checks():
@@ -53,7 +54,10 @@ def doctor() -> None:
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
 
-def show(console: Console, check: Check) -> None:
+def show(console, check: Check) -> None:
+    """Print one check as a line, with its fix underneath when it did not pass."""
+    from rich.text import Text
+
     line = Text()
     line.append(f"{check.status:<5}", style=STATUS_STYLE[check.status])
     line.append(f" {check.name:<14} ", style="bold")
