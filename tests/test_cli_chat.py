@@ -236,3 +236,21 @@ def test_plain_output_carries_no_terminal_control_sequences(env, workspace, fake
     assert "\x1b" not in result.stdout + result.stderr
     assert "\x07" not in result.stdout + result.stderr
     assert "red" in result.stdout and "end" in result.stdout and "gotcha" in result.stderr
+
+
+def test_help_imports_no_heavy_library():
+    # `hermes --help` must stay fast: SDKs, SQLAlchemy and rich load on first real use.
+    code = (
+        "import sys\n"
+        "from hermes.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ['anthropic', 'openai', 'sqlalchemy', 'alembic', 'rich', 'prompt_toolkit']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip().splitlines()[-1] == "[]"
