@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,30 +10,18 @@ import time
 
 import pytest
 
-
-def hermes(args, *, env, cwd, timeout=60):
-    return subprocess.run(
-        [sys.executable, "-m", "hermes", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+from tests.helpers import clean_environ
+from tests.helpers import run_hermes as hermes
 
 
 @pytest.fixture
 def env(hermes_home, workspace, fake_llm, wire):
-    base = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
-    base.pop("HERMES_PROVIDER", None)
-    base.update(fake_llm.env(wire))
-    base.update(
+    return clean_environ(
+        **fake_llm.env(wire),
         HERMES_HOME=str(hermes_home),
         HERMES_WORKSPACE=str(workspace),
         HERMES_MAX_RETRIES="1",
     )
-    return base
 
 
 def test_answer_is_streamed_to_stdout(env, workspace, fake_llm):
@@ -113,8 +100,7 @@ def test_unknown_session_is_a_clear_error(env, workspace):
 
 
 def test_missing_key_names_the_variable(hermes_home, workspace):
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
-    env.update(HERMES_HOME=str(hermes_home), HERMES_PROVIDER="anthropic")
+    env = clean_environ(HERMES_HOME=str(hermes_home), HERMES_PROVIDER="anthropic")
     result = hermes(["chat", "-q", "hello"], env=env, cwd=workspace)
     assert result.returncode == 2
     assert result.stderr.strip() == (
@@ -124,7 +110,7 @@ def test_missing_key_names_the_variable(hermes_home, workspace):
 
 
 def test_unknown_provider_lists_the_valid_ones(hermes_home, workspace):
-    env = dict(os.environ, HERMES_HOME=str(hermes_home), HERMES_PROVIDER="gemini")
+    env = clean_environ(HERMES_HOME=str(hermes_home), HERMES_PROVIDER="gemini")
     result = hermes(["chat", "-q", "hello"], env=env, cwd=workspace)
     assert result.returncode == 2
     assert "anthropic, openai, openrouter" in result.stderr

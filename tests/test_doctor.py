@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,18 +12,7 @@ from hermes.cli.doctor import mask, run_checks
 from hermes.config import Config
 from hermes.messages import Message
 from hermes.store import Store
-
-SCRUBBED = (
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_BASE_URL",
-    "HERMES_BASE_URL",
-    "HERMES_PROVIDER",
-    "HERMES_MODEL",
-    "DATABASE_URL",
-)
+from tests.helpers import clean_environ, run_hermes
 
 
 @pytest.fixture
@@ -42,17 +29,7 @@ def checks(environ) -> dict[str, object]:
 
 
 def run_doctor(environ: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    full.update(environ)
-    full["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "hermes", "doctor"],
-        env=full,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    return run_hermes(["doctor"], env=clean_environ(**environ, COLUMNS="200"), cwd=cwd, timeout=30)
 
 
 def make_database(hermes_home: Path) -> Path:

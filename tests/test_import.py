@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from hermes.store import Store
 from hermes.store.exports import export_text, write_export
 from hermes.store.importers import import_file
 from hermes.store.jsonstream import iter_json_array
+from tests.helpers import clean_environ
 
 DATA = Path(__file__).parent / "data"
 
@@ -228,10 +228,7 @@ def test_stream_reader_at_every_chunk_edge(tmp_path, chunk_size):
 
 
 def _hermes(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "DATABASE_URL"))}
-    env.update(HERMES_HOME=str(home), HERMES_WORKSPACE=str(cwd))
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"):
-        env.pop(key, None)
+    env = clean_environ(HERMES_HOME=str(home), HERMES_WORKSPACE=str(cwd))
     return subprocess.run(
         [sys.executable, "-m", "hermes", *args],
         capture_output=True,

@@ -14,23 +14,12 @@ pexpect = pytest.importorskip("pexpect")
 
 from hermes.config import Config  # noqa: E402
 from hermes.store import Store  # noqa: E402
+from tests.helpers import clean_environ  # noqa: E402
 
 TIMEOUT = 15
 # Whitespace and styling escapes between two cells of a table.
 GAP = r"(?:\x1b\[[0-9;?]*[A-Za-z]|\s)+"
 PROMPT = "hermes>"  # prompt_toolkit draws the trailing space separately
-# Anything that could point the child at a real account or another home.
-SCRUBBED = (
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_BASE_URL",
-    "HERMES_BASE_URL",
-    "HERMES_PROVIDER",
-    "HERMES_MODEL",
-    "DATABASE_URL",
-)
 
 SKILL_MD = """\
 ---
@@ -49,8 +38,7 @@ metadata:
 
 @pytest.fixture
 def repl_env(fake_llm, hermes_home: Path, workspace: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-    env.update(fake_llm.env("openai"))
+    env = clean_environ(**fake_llm.env("openai"))
     env.update(
         HERMES_HOME=str(hermes_home),
         HERMES_WORKSPACE=str(workspace),

@@ -17,6 +17,7 @@ from hermes.errors import InvalidInput, SkillError, StoreError
 from hermes.guard import scan
 from hermes.learning.curator import parse_skill_proposal
 from hermes.skills import SkillManager, parse_skill_md
+from tests.helpers import clean_environ
 
 SKILL = "---\nname: {name}\ndescription: {name} does things.\n---\nSteps for {name}.\n"
 
@@ -180,8 +181,7 @@ def test_skill_import_cli_of_a_damaged_zip_is_one_line(tmp_path):
     name_at = data.index(b"zz/SKILL.md")
     data[name_at + 3] = ord("X")  # the local header no longer matches the directory
     path.write_bytes(bytes(data))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "DATABASE_URL"))}
-    env["HERMES_HOME"] = str(tmp_path / "home")
+    env = clean_environ(HERMES_HOME=str(tmp_path / "home"))
     result = subprocess.run(
         [sys.executable, "-m", "hermes", "skills", "import", str(path)],
         capture_output=True,
