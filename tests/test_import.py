@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from hermes.store import Store
 from hermes.store.exports import export_text, write_export
 from hermes.store.importers import import_file
 from hermes.store.jsonstream import iter_json_array
-from tests.helpers import clean_environ
+from tests.helpers import clean_environ, run_hermes
 
 DATA = Path(__file__).parent / "data"
 
@@ -229,14 +228,7 @@ def test_stream_reader_at_every_chunk_edge(tmp_path, chunk_size):
 
 def _hermes(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = clean_environ(HERMES_HOME=str(home), HERMES_WORKSPACE=str(cwd))
-    return subprocess.run(
-        [sys.executable, "-m", "hermes", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_hermes(list(args), env=env, cwd=cwd)
 
 
 def test_cli_import_search_export_backup(tmp_path):
