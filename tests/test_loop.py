@@ -246,3 +246,26 @@ def test_a_huge_tool_output_is_cut_before_it_reaches_the_model(runtime, fake_llm
     assert "truncated" in sent and len(sent) < 100_000
     stored = runtime.store.messages(session_id)[2].message
     assert stored.role == "tool" and stored.content == result.output
+
+
+def _without_cache_markers(value):
+    # Anthropic's cache_control moves to the newest block on every call; the
+    # cached content itself must not change.
+    if isinstance(value, dict):
+        return {k: _without_cache_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_markers(v) for v in value]
+    return value
+
+
+def test_every_call_extends_the_previous_prompt_byte_for_byte(runtime, fake_llm, workspace):
+    (workspace / "a.txt").write_text("alpha\n")
+    fake_llm.reply(tool_calls=[("read_file", {"path": "a.txt"})])
+    fake_llm.reply(text="It says alpha.")
+    session_id, _ = run(runtime, "read a.txt")
+    fake_llm.reply(text="Still alpha.")
+    run(runtime, "and now?", session_id=session_id)
+
+    sent = [_without_cache_markers(r.json["messages"]) for r in fake_llm.requests]
+    for earlier, later in zip(sent, sent[1:], strict=False):
+        assert later[: len(earlier)] == earlier
