@@ -95,3 +95,19 @@ def test_any_provider_with_its_own_base_url_needs_no_key():
     assert config.base_url == "http://127.0.0.1:9/v1"
     with pytest.raises(ConfigError, match="OPENROUTER_API_KEY is not set"):
         Config.from_env(env(HERMES_PROVIDER="openrouter")).require_provider()
+
+
+def test_limits_are_configurable():
+    config = Config.from_env(
+        env(
+            HERMES_TOOL_OUTPUT_LIMIT="50000",
+            HERMES_USER_MEMORY_LIMIT="6000",
+            HERMES_AGENT_MEMORY_LIMIT="12000",
+            HERMES_SKILLS_IN_PROMPT="3",
+        )
+    )
+    assert config.tool_output_limit == 50_000
+    assert (config.user_memory_limit, config.agent_memory_limit) == (6_000, 12_000)
+    assert config.skills_in_prompt == 3
+    with pytest.raises(ConfigError, match="HERMES_SKILLS_IN_PROMPT must be at most 50"):
+        Config.from_env(env(HERMES_SKILLS_IN_PROMPT="500"))
