@@ -195,6 +195,9 @@ def test_three_tool_calls_reach_the_curator_and_two_do_not(runtime, fake_llm, wo
     skill = next(e for e in events if e.type == "skill")
     assert (skill.action, skill.name, skill.version) == ("created", "run-python-script", 1)
     assert types(events)[-3:] == ["skill", "usage", "done"]
+    # Three answer calls at (10, 5) each, plus the curator's own call at (10, 5).
+    usage = events[-2]
+    assert (usage.input_tokens, usage.output_tokens) == (40, 20)
     created = runtime.skills.get("run-python-script")
     assert created.source_session in (session_id, str(session_id))
 

@@ -161,7 +161,10 @@ class Agent:
                 break
 
         if stop_reason == "end_turn" and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
-            event = self._curate(turn_messages, session_id)
+            spent: list[Usage] = []
+            event = self._curate(turn_messages, session_id, spent.append)
+            for part in spent:
+                usage += part
             if event is not None:
                 yield event
 
@@ -252,10 +255,10 @@ class Agent:
         )
         return result, events
 
-    def _curate(self, turn_messages: list[Message], session_id: int) -> SkillEvent | None:
+    def _curate(self, turn_messages: list[Message], session_id: int, on_usage) -> SkillEvent | None:
         if self.curator is None:
             return None
-        return self.curator.propose_skill(turn_messages, session_id=session_id)
+        return self.curator.propose_skill(turn_messages, session_id=session_id, on_usage=on_usage)
 
     def _record(self, session_id: int, message: Message, turn_id: str):
         return self.store.add_message(session_id, message, turn_id=turn_id)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hermes.agent.prompts import SESSION_SUMMARY_PROMPT, SKILL_AUTHORING_PROMPT
 from hermes.errors import Conflict, HermesError, NotFound, ProviderError, SkillError
-from hermes.events import SkillEvent
+from hermes.events import SkillEvent, Usage
 from hermes.messages import Message
 from hermes.providers.base import Provider
 from hermes.skills.index import overlap, rank, words
@@ -76,15 +76,22 @@ class Curator:
         self.max_tokens = max_tokens
 
     def propose_skill(
-        self, transcript: Sequence[Message], *, session_id: int | None = None
+        self,
+        transcript: Sequence[Message],
+        *,
+        session_id: int | None = None,
+        on_usage: Callable[[Usage], None] | None = None,
     ) -> SkillEvent | None:
-        """Ask the model for a skill; create or refine it. None when there is nothing to keep."""
+        """Ask the model for a skill; create or refine it. None when there is nothing to keep.
+
+        ``on_usage`` receives the tokens the model call spent (the turn counts them).
+        """
         if not transcript:
             return None
         prompt = self._authoring_prompt(transcript)
         try:
             answer = self.provider.complete(
-                SKILL_AUTHORING_PROMPT, prompt, max_tokens=self.max_tokens
+                SKILL_AUTHORING_PROMPT, prompt, max_tokens=self.max_tokens, on_usage=on_usage
             )
         except ProviderError as exc:
             log.warning("curator: the model could not be asked for a skill: %s", exc)

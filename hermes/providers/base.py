@@ -9,7 +9,7 @@ A provider turns a :class:`~hermes.messages.ModelRequest` into a stream of
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -51,12 +51,29 @@ class Provider(ABC):
     def stream(self, request: ModelRequest) -> Iterator[Chunk]:
         """Stream one model response."""
 
-    def complete(self, system: str, prompt: str, *, max_tokens: int = 2048) -> str:
-        """Ask for a plain-text answer with no tools (the curator and summaries use this)."""
+    def complete(
+        self,
+        system: str,
+        prompt: str,
+        *,
+        max_tokens: int = 2048,
+        on_usage: Callable[[Usage], None] | None = None,
+    ) -> str:
+        """Ask for a plain-text answer with no tools (the curator and summaries use this).
+
+        ``on_usage`` receives the call's token usage, so a turn can count what
+        its curator spent.
+        """
         request = ModelRequest(
             model=self.model,
             system=system,
             messages=(Message(role="user", content=prompt),),
             max_tokens=max_tokens,
         )
-        return "".join(c.delta for c in self.stream(request) if isinstance(c, TextDelta))
+        text = []
+        for chunk in self.stream(request):
+            if isinstance(chunk, TextDelta):
+                text.append(chunk.delta)
+            elif isinstance(chunk, Usage) and on_usage is not None:
+                on_usage(chunk)
+        return "".join(text)
