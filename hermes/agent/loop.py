@@ -160,7 +160,8 @@ class Agent:
                 stop_reason = "cancelled"
                 break
 
-        if stop_reason == "end_turn" and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
+        learn = stop_reason == "end_turn" and not cancel.is_set()
+        if learn and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
             spent: list[Usage] = []
             event = self._curate(turn_messages, session_id, spent.append)
             for part in spent:
