@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 from hermes.agent.cancellable import TurnCancelled, cancellable
@@ -28,12 +28,10 @@ from hermes.events import (
     TurnStart,
     Usage,
 )
+from hermes.learning.curator import MIN_TOOL_CALLS_FOR_SKILL
 from hermes.messages import Message, ModelRequest, valid_text, valid_value
 from hermes.providers.base import Provider
 from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
-
-# A turn with at least this many tool calls is offered to the curator.
-MIN_TOOL_CALLS_FOR_SKILL = 3
 
 
 @dataclass
@@ -134,28 +132,9 @@ class Agent:
                 stop_reason = "end_turn"
                 break
 
-            for call in response.tool_calls:
-                yield call
-                if cancel.is_set():
-                    result = ToolResult(
-                        id=call.id, name=call.name, output="cancelled by the user", is_error=True
-                    )
-                    extra: tuple[Event, ...] = ()
-                else:
-                    result, extra = self._run_tool(ctx, call)
-                    tool_call_count += 1
-                yield result
-                yield from extra
-                tool_message = Message(
-                    role="tool",
-                    content=result.output,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    is_error=result.is_error,
-                )
-                self._record(session_id, tool_message, turn_id)
-                history.append(tool_message)
-                turn_messages.append(tool_message)
+            tool_call_count += yield from self._run_tools(
+                ctx, response.tool_calls, history, turn_messages, turn_id
+            )
             if cancel.is_set():
                 stop_reason = "cancelled"
                 break
@@ -174,6 +153,44 @@ class Agent:
         yield Done(stop_reason=stop_reason, assistant_message_id=assistant_id)
 
     # -- pieces ----------------------------------------------------------------
+
+    def _run_tools(
+        self,
+        ctx: ToolContext,
+        calls: list[ToolCall],
+        history: list[Message],
+        turn_messages: list[Message],
+        turn_id: str,
+    ) -> Generator[Event, None, int]:
+        """Run the calls of one response in order, recording each result; returns how many ran.
+
+        Once the turn is cancelled, the remaining calls still get a result, so
+        the history stays valid for the next turn.
+        """
+        ran = 0
+        for call in calls:
+            yield call
+            if ctx.cancel.is_set():
+                result = ToolResult(
+                    id=call.id, name=call.name, output="cancelled by the user", is_error=True
+                )
+                extra: tuple[Event, ...] = ()
+            else:
+                result, extra = self._run_tool(ctx, call)
+                ran += 1
+            yield result
+            yield from extra
+            tool_message = Message(
+                role="tool",
+                content=result.output,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                is_error=result.is_error,
+            )
+            self._record(ctx.session_id, tool_message, turn_id)
+            history.append(tool_message)
+            turn_messages.append(tool_message)
+        return ran
 
     def system_prompt(self, session_id: int) -> str:
         """The session's system prompt, frozen at its first turn so prompt caches keep hitting."""
