@@ -25,6 +25,7 @@ from rich.text import Text
 from hermes.cli import slash
 from hermes.cli.render import TurnView, clean
 from hermes.errors import HermesError
+from hermes.text import brief
 
 # How long a cancelled turn gets to reach a safe point before we give the
 # prompt back anyway (a model stuck mid-request may take much longer).
@@ -81,6 +82,22 @@ class Repl:
                     "Slash commands still work.",
                     style="yellow",
                 )
+            )
+        self.warn_flagged_memory()
+
+    def warn_flagged_memory(self) -> None:
+        """Show profile-memory entries the guard keeps from the model: the user decides."""
+        from hermes.profile import FILES
+
+        for target, entry, reason in self.runtime.profile.flagged():
+            path = self.runtime.config.memory_dir / FILES[target]
+            self.console.print(
+                Text(
+                    f"withheld from the model ({reason}): {brief(entry, 80)} — edit {path} "
+                    "to keep or remove it",
+                    style="yellow",
+                ),
+                overflow="fold",
             )
 
     def handle(self, text: str) -> bool:
