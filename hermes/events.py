@@ -97,6 +97,17 @@ class Usage(Event):
         )
 
 
+def total_usage(parts: list[Usage]) -> Usage:
+    """Add usages up. The cost is known only when every part's is: a turn whose
+    server reported nothing, or one part of unknown price, costs ``None``."""
+    if not parts:
+        return Usage()
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
+
+
 @dataclass(frozen=True)
 class ErrorEvent(Event):
     type: ClassVar[str] = "error"

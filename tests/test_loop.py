@@ -272,3 +272,26 @@ def test_every_call_extends_the_previous_prompt_byte_for_byte(runtime, fake_llm,
     sent = [_without_cache_markers(r.json["messages"]) for r in fake_llm.requests]
     for earlier, later in zip(sent, sent[1:], strict=False):
         assert later[: len(earlier)] == earlier
+
+
+def test_usage_adds_up_every_call_with_its_cost(runtime, fake_llm):
+    from hermes.events import Usage
+    from hermes.providers.pricing import cost
+
+    fake_llm.reply(tool_calls=[("list_dir", {})], usage=(100, 20))
+    fake_llm.reply(text="Done.", usage=(150, 30))
+    _, events = run(runtime, "look")
+    usage = events[-2]
+    assert (usage.input_tokens, usage.output_tokens) == (250, 50)
+    model = runtime.provider.model
+    expected = cost(model, Usage(100, 20)) + cost(model, Usage(150, 30))
+    assert usage.cost_usd == pytest.approx(expected)
+    assert usage.cost_usd > 0
+
+
+def test_cost_is_unknown_for_an_unpriced_model(make_config, fake_llm, wire):
+    runtime = Runtime(make_config(**fake_llm.config_overrides(wire, model="my-local-llama")))
+    fake_llm.reply(text="Hi.", usage=(10, 5))
+    _, events = run(runtime, "hi")
+    runtime.close()
+    assert events[-2].input_tokens == 10 and events[-2].cost_usd is None

@@ -27,6 +27,7 @@ from hermes.events import (
     ToolResult,
     TurnStart,
     Usage,
+    total_usage,
 )
 from hermes.learning.curator import MIN_TOOL_CALLS_FOR_SKILL
 from hermes.messages import Message, ModelRequest, valid_text, valid_value
@@ -40,7 +41,7 @@ class _Response:
 
     text: str
     tool_calls: list[ToolCall]
-    usage: Usage
+    usage: list[Usage]
 
 
 class Agent:
@@ -99,17 +100,17 @@ class Agent:
             profile=self.profile,
             cancel=cancel,
         )
-        usage = Usage()
+        spent: list[Usage] = []  # every model call's usage, the curator's included
         tool_call_count = 0
         assistant_id: int | None = None
         stop_reason = "max_iterations"
 
         for _ in range(self.config.max_iterations):
-            response = _Response(text="", tool_calls=[], usage=Usage())
+            response = _Response(text="", tool_calls=[], usage=[])
             try:
                 yield from self._stream(system, history, response, cancel)
             except (ProviderError, TurnCancelled) as exc:
-                usage += response.usage
+                spent += response.usage
                 if response.text:
                     # Keep what the user already saw.
                     partial = Message(role="assistant", content=response.text)
@@ -120,7 +121,7 @@ class Agent:
                     yield ErrorEvent(message=exc.message, retryable=exc.retryable)
                     stop_reason = "error"
                 break
-            usage += response.usage
+            spent += response.usage
 
             assistant = Message(
                 role="assistant", content=response.text, tool_calls=tuple(response.tool_calls)
@@ -141,13 +142,11 @@ class Agent:
 
         learn = stop_reason == "end_turn" and not cancel.is_set()
         if learn and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
-            spent: list[Usage] = []
             event = self._curate(turn_messages, session_id, spent.append)
-            for part in spent:
-                usage += part
             if event is not None:
                 yield event
 
+        usage = total_usage(spent)
         self.store.add_usage(session_id, usage)
         yield usage
         yield Done(stop_reason=stop_reason, assistant_message_id=assistant_id)
@@ -242,7 +241,7 @@ class Agent:
                 # Shown when it runs, right before its result (see run_turn).
                 response.tool_calls.append(chunk)
             elif isinstance(chunk, Usage):
-                response.usage += chunk
+                response.usage.append(chunk)
 
     def _run_tool(self, ctx: ToolContext, call: ToolCall) -> tuple[ToolResult, tuple[Event, ...]]:
         """Run one tool call; every failure becomes an error result for the model."""
