@@ -295,3 +295,25 @@ def test_cost_is_unknown_for_an_unpriced_model(make_config, fake_llm, wire):
     _, events = run(runtime, "hi")
     runtime.close()
     assert events[-2].input_tokens == 10 and events[-2].cost_usd is None
+
+
+def test_what_the_agent_remembers_reaches_the_next_session(runtime, fake_llm, wire):
+    fake_llm.reply(
+        tool_calls=[("remember", {"action": "add", "target": "user", "text": "Prefers tabs."})]
+    )
+    fake_llm.reply(text="Noted.")
+    first, _ = run(runtime, "I prefer tabs over spaces")
+    assert "Prefers tabs." in runtime.profile.read("user")
+    # The session that learned it keeps its frozen prompt (prompt caching)...
+    fake_llm.reply(text="Sure.")
+    run(runtime, "thanks", session_id=first)
+    # ...and the next session starts with it.
+    fake_llm.reply(text="Tabs, as you like.")
+    run(runtime, "format my code")
+
+    def system_text(request) -> str:
+        body = request.json
+        return str(body["system"]) if wire == "anthropic" else body["messages"][0]["content"]
+
+    assert "Prefers tabs." not in system_text(fake_llm.requests[2])
+    assert "Prefers tabs." in system_text(fake_llm.requests[3])
