@@ -317,3 +317,25 @@ def test_what_the_agent_remembers_reaches_the_next_session(runtime, fake_llm, wi
 
     assert "Prefers tabs." not in system_text(fake_llm.requests[2])
     assert "Prefers tabs." in system_text(fake_llm.requests[3])
+
+
+def test_using_a_skill_loads_its_body_and_counts_the_use(runtime, fake_llm):
+    runtime.skills.create(
+        "rotate-logs",
+        "Rotate and compress old log files. Use when logs fill the disk.",
+        "1. Find logs older than 7 days.\n2. gzip them.\n",
+        triggers=["logs", "disk"],
+        created_by="user",
+    )
+    fake_llm.reply(tool_calls=[("use_skill", {"name": "rotate-logs"})])
+    fake_llm.reply(text="Following rotate-logs.")
+    _, events = run(runtime, "my disk is full of logs")
+
+    # The relevant skill was offered ahead of the message...
+    assert "rotate-logs" in str(fake_llm.requests[0].json["messages"])
+    # ...its body came back through the tool, and the use was counted.
+    result = next(e for e in events if e.type == "tool_result")
+    assert "gzip them" in result.output
+    skill = next(e for e in events if e.type == "skill")
+    assert (skill.action, skill.name, skill.version) == ("used", "rotate-logs", 1)
+    assert runtime.skills.get("rotate-logs").uses == 1
