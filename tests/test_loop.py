@@ -339,3 +339,45 @@ def test_using_a_skill_loads_its_body_and_counts_the_use(runtime, fake_llm):
     skill = next(e for e in events if e.type == "skill")
     assert (skill.action, skill.name, skill.version) == ("used", "rotate-logs", 1)
     assert runtime.skills.get("rotate-logs").uses == 1
+
+
+SKILL_ANSWER = (
+    "NAME: count-python-files\n"
+    "DESCRIPTION: Count the Python files in a folder. Use when asked how many .py files exist.\n"
+    "TRIGGERS: python, files, count\n"
+    "BODY:\n1. list_dir the folder.\n2. Count names ending in .py.\n{extra}"
+)
+
+
+def three_tool_turn(fake_llm, answer: str) -> None:
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("list_dir", {"path": "."})])
+    fake_llm.reply(tool_calls=[("search_files", {"pattern": "import"})])
+    fake_llm.reply(text="There are 2 Python files.")
+    fake_llm.reply(text=answer)
+
+
+def test_the_same_procedure_twice_refines_one_skill(runtime, fake_llm, workspace, hermes_home):
+    (workspace / "a.py").write_text("import os\n")
+    (workspace / "b.py").write_text("import sys\n")
+    three_tool_turn(fake_llm, SKILL_ANSWER.format(extra=""))
+    first, events = run(runtime, "how many python files are here?")
+    assert next(e for e in events if e.type == "skill").action == "created"
+
+    three_tool_turn(fake_llm, SKILL_ANSWER.format(extra="3. Skip __init__.py if asked.\n"))
+    second, events = run(runtime, "count the python files again")
+    skill = next(e for e in events if e.type == "skill")
+    assert (skill.action, skill.name, skill.version) == ("refined", "count-python-files", 2)
+
+    folders = [p.name for p in (hermes_home / "skills").iterdir() if not p.name.startswith(".")]
+    assert folders == ["count-python-files"]
+    refined = runtime.skills.get("count-python-files")
+    assert "Skip __init__.py" in refined.body
+    assert refined.source_session in (second, str(second))
+    assert [v.version for v in runtime.skills.versions("count-python-files")] == [1, 2]
+
+
+def test_small_talk_never_reaches_the_curator(runtime, fake_llm):
+    fake_llm.reply(text="Hello! How are you?")
+    _, events = run(runtime, "hi there")
+    assert len(fake_llm.requests) == 1
+    assert "skill" not in types(events)
