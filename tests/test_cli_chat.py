@@ -7,11 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.helpers import clean_environ
 from tests.helpers import run_hermes as hermes
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -240,3 +243,21 @@ def test_help_imports_no_heavy_library():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_readme_demo_gives_a_tool_using_answer(hermes_home, workspace, fake_llm):
+    # README: "No key yet?" runs this script through HERMES_PROVIDER/HERMES_BASE_URL.
+    script = json.loads((ROOT / "examples" / "demo-script.json").read_text())
+    fake_llm.script(script)
+    (workspace / "a.txt").write_text("a\n")
+    env = clean_environ(
+        HERMES_HOME=str(hermes_home),
+        HERMES_WORKSPACE=str(workspace),
+        HERMES_PROVIDER="openai",
+        HERMES_BASE_URL=fake_llm.base_url("openai"),
+    )
+    result = hermes(["chat", "-q", "how many files are here?"], env=env, cwd=workspace)
+    assert result.returncode == 0, result.stderr
+    assert "counted its entries" in result.stdout
+    assert "→ list_dir" in result.stderr and "→ run_bash" in result.stderr
+    assert "ok in" in result.stderr and "exit code 0" in result.stderr
