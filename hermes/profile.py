@@ -23,9 +23,9 @@ import threading
 from pathlib import Path
 from typing import Literal
 
+from hermes.atomic import write_text
 from hermes.errors import InvalidInput
 from hermes.guard import scan
-from hermes.skills.history import atomic_write
 
 Target = Literal["user", "memory"]
 FILES: dict[str, str] = {"user": "USER.md", "memory": "MEMORY.md"}
@@ -65,7 +65,7 @@ class ProfileMemory:
                 "Shorten it (or raise the limit in the configuration)."
             )
         with self._lock:
-            atomic_write(self.path(target), text + "\n" if text else "")
+            write_text(self.path(target), text + "\n" if text else "")
 
     def add(self, target: Target, entry: str) -> str:
         """Add one entry; return a status line. InvalidInput when full or refused."""
@@ -135,7 +135,7 @@ class ProfileMemory:
                 f"{len(text) - limit:,} more). Consolidate first: merge related entries with "
                 "action 'replace' or drop outdated ones with action 'remove', then try again."
             )
-        atomic_write(self.path(target), text + "\n" if text else "")
+        write_text(self.path(target), text + "\n" if text else "")
         return f"{done} ({len(text):,}/{limit:,} characters, {len(entries)} entries)."
 
     @staticmethod

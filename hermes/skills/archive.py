@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from hermes.atomic import replacing
 from hermes.errors import SkillError
 from hermes.skills.history import VERSIONS_DIR
 from hermes.skills.schema import MAX_FILE_BYTES, SKILL_FILE, parse_skill_md, validate_name
@@ -63,17 +64,13 @@ def write_zip(folder: Path, dest: Path) -> Path:
     if dest.is_dir():
         dest = dest / f"{folder.name}.zip"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(temp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for file in _files(folder):
-                relative = file.relative_to(folder).as_posix()
-                archive.write(file, f"{folder.name}/{relative}")
-        os.replace(temp, dest)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with (
+        replacing(dest, binary=True) as handle,
+        zipfile.ZipFile(handle, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
+        for file in _files(folder):
+            relative = file.relative_to(folder).as_posix()
+            archive.write(file, f"{folder.name}/{relative}")
     return dest
 
 

@@ -10,13 +10,12 @@ version for a skill, and exports leave it out.
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hermes.atomic import write_text
 from hermes.errors import NotFound
 
 VERSIONS_DIR = ".versions"
@@ -37,7 +36,7 @@ class SkillVersion:
 
 def archive(folder: Path, version: int, text: str) -> None:
     """Keep ``text`` as version ``version`` of the skill in ``folder``."""
-    atomic_write(folder / VERSIONS_DIR / f"v{version}.md", text)
+    write_text(folder / VERSIONS_DIR / f"v{version}.md", text)
 
 
 def archived(folder: Path) -> dict[int, Path]:
@@ -77,16 +76,3 @@ def file_time(path: Path) -> str | None:
         return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
     except OSError:
         return None
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write through a temporary file and a rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

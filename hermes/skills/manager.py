@@ -16,6 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hermes.atomic import write_text
 from hermes.errors import Conflict, NotFound, SkillError
 from hermes.skills import history
 from hermes.skills.history import SkillVersion
@@ -193,7 +194,7 @@ class SkillManager:
         with self._lock:
             current = self.get(name)
             used = current.with_metadata(uses=str(current.uses + 1))
-            history.atomic_write(self.root / name / SKILL_FILE, render_skill_md(used))
+            write_text(self.root / name / SKILL_FILE, render_skill_md(used))
             return self.get(name)
 
     def delete(self, name: str) -> None:
@@ -287,7 +288,7 @@ class SkillManager:
         fresh_extra = {k: v for k, v in new.extra.items() if k not in current.extra}
         validate_skill(replace(new, extra=fresh_extra), folder_name=current.name)
         history.archive(folder, current.version, (folder / SKILL_FILE).read_text(encoding="utf-8"))
-        history.atomic_write(folder / SKILL_FILE, render_skill_md(new))
+        write_text(folder / SKILL_FILE, render_skill_md(new))
         return self.get(current.name)
 
     def _install(self, name: str, files: dict[str, str]) -> None:

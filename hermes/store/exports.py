@@ -8,14 +8,13 @@ atomically: a temporary file next to the target, renamed into place.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes.atomic import replacing
 from hermes.errors import InvalidInput, StoreError
 from hermes.store.formats import EXPORT_VERSION
 from hermes.store.store import Store
@@ -152,22 +151,11 @@ def write_export(store: Store, path: Path, fmt: str, session_id: int | None = No
     counts = [0, 0]
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise StoreError(f"Could not write {path}: {exc.strerror or exc}.") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with replacing(path) as out:
             for chunk in iter_export(store, fmt, session_id, counts=counts):
                 out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
     except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
         raise StoreError(f"Could not write {path}: {exc.strerror or exc}.") from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return ExportResult(path, counts[0], counts[1])
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from hermes.atomic import replacing
 from hermes.errors import ToolError
 from hermes.tools.registry import ToolContext, tool
 from hermes.tools.search import search_files
@@ -242,19 +242,9 @@ def _atomic_write(ctx: ToolContext, target: Path, name: str, data: bytes) -> Non
     except FileNotFoundError:
         mode = 0o644
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise ToolError(f"could not write {name}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
+        with replacing(target, binary=True, mode=mode) as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise ToolError(f"could not write {name}: {exc.strerror}") from None
 
 
