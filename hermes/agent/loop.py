@@ -32,6 +32,7 @@ from hermes.events import (
 from hermes.learning.curator import MIN_TOOL_CALLS_FOR_SKILL
 from hermes.messages import Message, ModelRequest, valid_text, valid_value
 from hermes.providers.base import Provider
+from hermes.tools.output import truncate_middle
 from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
 
 
@@ -265,7 +266,7 @@ class Agent:
             output, is_error = f"error: {exc.message}", True
         except Exception as exc:  # a bug in a tool must not end the user's turn
             output, is_error = f"error: {call.name} failed: {type(exc).__name__}: {exc}", True
-        output = _cap(valid_text(output), self.config.tool_output_limit)
+        output = truncate_middle(valid_text(output), self.config.tool_output_limit)
         duration_ms = int((time.monotonic() - started) * 1000)
         result = ToolResult(
             id=call.id, name=call.name, output=output, is_error=is_error, duration_ms=duration_ms
@@ -288,12 +289,3 @@ def title_from(text: str, limit: int = 60) -> str:
         return line or "New chat"
     cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
     return cut + "…"
-
-
-def _cap(text: str, limit: int) -> str:
-    """Keep the head and tail of an oversized tool output, with a visible marker."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    dropped = len(text) - 2 * half
-    return f"{text[:half]}\n[... {dropped} characters truncated ...]\n{text[-half:]}"
