@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import Connection, insert, or_, select, update
 
 from hermes.messages import Message
 from hermes.store.models import messages_table, sessions_table
-from hermes.store.values import tool_calls_from_json, tool_calls_to_json
+from hermes.store.values import aware_utc, db_time, tool_calls_from_json, tool_calls_to_json
 
 ADDED = "added"
 EXTENDED = "extended"
@@ -142,7 +142,7 @@ def _extend(connection: Connection, stored: _Stored, record: SessionRecord) -> R
         .where(sessions_table.c.id == stored.session_id)
         .values(
             message_count=len(record.messages),
-            updated_at=max(_aware(stored.updated_at), _aware(record.updated_at)),
+            updated_at=max(aware_utc(stored.updated_at), aware_utc(record.updated_at)),
         )
     )
     return RecordOutcome(EXTENDED, stored.session_id, len(extra))
@@ -196,14 +196,3 @@ def _message_row(session_id: int, position: int, message: Message, created_at: d
         message.context,
         db_time(created_at),
     )
-
-
-def db_time(moment: datetime) -> str:
-    """The text SQLAlchemy's SQLite DateTime stores, for naive-UTC ``moment``."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import Connection, text
 
 from hermes.errors import InvalidInput
-from hermes.store.values import SearchHit
+from hermes.store.values import SearchHit, aware_utc, db_time
 
 MARK_START = "«"
 MARK_END = "»"
@@ -121,8 +121,8 @@ def search(
         "limit": limit,
         "session_id": session_id,
         "role": role,
-        "since": _naive_utc(since),
-        "until": _naive_utc(until),
+        "since": db_time(since) if since else None,
+        "until": db_time(until) if until else None,
         "start": _START,
         "end": _END,
         "ellipsis": ELLIPSIS,
@@ -243,7 +243,7 @@ def _ranked(
             message_id=row.id,
             role=row.role,
             snippet=_snippet(row.snippet),
-            created_at=_aware(row.created_at),
+            created_at=aware_utc(row.created_at),
             score=round(-row.rank, 4),
         )
         for row in rows
@@ -278,7 +278,7 @@ def _session_hits(connection: Connection, params: dict) -> list[tuple[SearchHit,
                 message_id=None,
                 role="summary",
                 snippet=_snippet(row.snippet),
-                created_at=_aware(row.updated_at),
+                created_at=aware_utc(row.updated_at),
                 score=round(-row.rank, 4),
             ),
             bool(row.summary),
@@ -299,20 +299,3 @@ def _snippet(raw: str | None) -> str:
         text += f"{MARK_START}{marked}{MARK_END}" if marked.strip() else marked
         text += rest.translate(_LOOKALIKES)
     return text
-
-
-def _naive_utc(moment: datetime | None) -> str | None:
-    # Compared as text against the stored "YYYY-MM-DD HH:MM:SS.ffffff" values.
-    if moment is None:
-        return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment.isoformat(sep=" ", timespec="microseconds")
-
-
-def _aware(value) -> datetime:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value

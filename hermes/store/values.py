@@ -20,6 +20,20 @@ def iso(moment: datetime | None, timespec: str = "milliseconds") -> str | None:
     return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
+def aware_utc(value: datetime | str) -> datetime:
+    """A stored time (naive UTC, as SQLite gives it back) as an aware UTC datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def db_time(moment: datetime) -> str:
+    """The text SQLAlchemy's SQLite DateTime stores (naive UTC), for comparing and bulk rows."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
 @dataclass(frozen=True)
 class SessionInfo:
     id: int
