@@ -81,9 +81,17 @@ class Agent:
         cancel = cancel or threading.Event()
         turn_id = turn_id or uuid.uuid4().hex
         text = valid_text(text)
-        system = self.system_prompt(session_id)
-        if not self.store.get_session(session_id).title:
-            self.store.update_session(session_id, title=title_from(text))
+        session = self.store.get_session(session_id)
+        # The system prompt is frozen at the session's first turn, so the
+        # provider's prompt cache keeps hitting on every later call.
+        system = session.system_prompt or self._build_system_prompt()
+        first_turn = {}
+        if not session.system_prompt:
+            first_turn["system_prompt"] = system
+        if not session.title:
+            first_turn["title"] = title_from(text)
+        if first_turn:
+            self.store.update_session(session_id, **first_turn)
         user = self.store.add_message(
             session_id,
             Message(role="user", content=text, context=self._turn_context(text)),
@@ -192,21 +200,16 @@ class Agent:
             turn_messages.append(tool_message)
         return ran
 
-    def system_prompt(self, session_id: int) -> str:
-        """The session's system prompt, frozen at its first turn so prompt caches keep hitting."""
-        session = self.store.get_session(session_id)
-        if session.system_prompt:
-            return session.system_prompt
+    def _build_system_prompt(self) -> str:
+        """A new session's system prompt: identity, tools, and the profile memory as of now."""
         from hermes.agent.prompts import build_system_prompt
 
-        prompt = build_system_prompt(
+        return build_system_prompt(
             workspace=self.config.workspace,
             profile_snapshot=self.profile.snapshot() if self.profile else "",
             tool_names=self.tools.names(),
             skill_count=len(self.skills.list()) if self.skills else 0,
         )
-        self.store.update_session(session_id, system_prompt=prompt)
-        return prompt
 
     def _turn_context(self, text: str) -> str | None:
         """The index of skills relevant to this message, sent ahead of it (never all skills)."""
