@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -156,16 +157,12 @@ def upgrade() -> None:
     """Upgrade the database schema to this version of Hermes (backing it up first)."""
     from hermes.config import Config
     from hermes.store import migrate
-    from hermes.store.engine import explained, make_engine, make_folders
+    from hermes.store.engine import make_folders
 
     config = Config.from_env()
     make_folders(config)
-    engine = make_engine(config.database_url)
-    try:
-        with explained(engine):
-            result = migrate.upgrade(engine, config.backups_dir)
-    finally:
-        engine.dispose()
+    with _engine(config) as engine:
+        result = migrate.upgrade(engine, config.backups_dir)
     if result.from_revision == result.to_revision:
         click.echo(f"database already at revision {result.to_revision}")
         return
@@ -179,13 +176,21 @@ def backup() -> None:
     """Copy the database into HERMES_HOME/backups/ (safe while Hermes is running)."""
     from hermes.config import Config
     from hermes.store import migrate
-    from hermes.store.engine import explained, make_engine
 
     config = Config.from_env()
+    with _engine(config) as engine:
+        path = migrate.backup_database(engine, config.backups_dir)
+    click.echo(str(path))
+
+
+@contextmanager
+def _engine(config):
+    """A bare engine for schema work (no Store, so no automatic upgrade), closed after."""
+    from hermes.store.engine import explained, make_engine
+
     engine = make_engine(config.database_url)
     try:
         with explained(engine):
-            path = migrate.backup_database(engine, config.backups_dir)
+            yield engine
     finally:
         engine.dispose()
-    click.echo(str(path))
