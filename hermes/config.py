@@ -83,6 +83,9 @@ class Config:
     web_enable_write: bool = False
     ratelimit_storage: str = "memory://"
 
+    # Deployment: daily database backups kept this many days (0 turns them off).
+    backup_days: int = 7
+
     @property
     def skills_dir(self) -> Path:
         return self.home / "skills"
@@ -172,6 +175,7 @@ class Config:
             web_enable_shell=env.flag("HERMES_WEB_ENABLE_SHELL"),
             web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
+            backup_days=env.integer("HERMES_BACKUP_DAYS", 7, minimum=0, maximum=3650),
         )
 
 
