@@ -61,9 +61,9 @@ def mount_of(path: Path, mounts: list[Mount]) -> Mount | None:
     """The mount that holds ``path``: the longest mount point above it (the last one wins)."""
     best: Mount | None = None
     for mount in mounts:
-        if path == mount.point or mount.point in path.parents:
-            if best is None or len(mount.point.parts) >= len(best.point.parts):
-                best = mount
+        holds = path == mount.point or mount.point in path.parents
+        if holds and (best is None or len(mount.point.parts) >= len(best.point.parts)):
+            best = mount
     return best
 
 
@@ -74,7 +74,6 @@ def storage_warnings(
 ) -> list[str]:
     """Reasons to believe HERMES_HOME will not survive a redeploy; [] when it looks safe."""
     env = os.environ if environ is None else environ
-    home = _existing_ancestor(config.home)
     if env.get("RAILWAY_ENVIRONMENT") or env.get("RAILWAY_PROJECT_ID"):
         volume = (env.get("RAILWAY_VOLUME_MOUNT_PATH") or "").strip()
         if not volume:
@@ -90,7 +89,7 @@ def storage_warnings(
                 f"{volume_path}, so every redeploy erases it. Set HERMES_HOME={volume_path}."
             ]
         return []
-    mount = mount_of(home, read_mounts(mountinfo))
+    mount = mount_of(config.home, read_mounts(mountinfo))
     if mount is not None and mount.fstype in EPHEMERAL_FILESYSTEMS:
         return [
             f"HERMES_HOME ({config.home}) is on a {mount.fstype} filesystem, which is lost "
@@ -138,12 +137,6 @@ def home_problem(home: Path) -> str | None:
             f"`chown -R {uid} <volume path>`), or set HERMES_HOME to a folder it owns."
         )
     return None
-
-
-def _existing_ancestor(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -179,7 +179,9 @@ def check_stream(client, url: str) -> Check:
     try:
         with client.stream("GET", url) as response:
             if response.status_code != 200:
-                return Check("streaming", "fail", f"{STREAM_PATH} answered {response.status_code}", fix)
+                return Check(
+                    "streaming", "fail", f"{STREAM_PATH} answered {response.status_code}", fix
+                )
             for line in response.iter_lines():
                 if line.strip():
                     arrivals.append(time.monotonic())
@@ -196,7 +198,9 @@ def check_stream(client, url: str) -> Check:
             "something in between buffers the stream",
             fix,
         )
-    return Check("streaming", "ok", f"NDJSON lines arrive as written ({spread * 1000:.0f} ms spread)")
+    return Check(
+        "streaming", "ok", f"NDJSON lines arrive as written ({spread * 1000:.0f} ms spread)"
+    )
 
 
 def _parse_csp(header: str) -> dict[str, str]:
