@@ -30,7 +30,9 @@ from hermes.errors import HermesError
 # Filesystems whose contents vanish with the container or the machine's memory.
 EPHEMERAL_FILESYSTEMS = {"overlay", "overlayfs", "aufs", "tmpfs", "ramfs", "devtmpfs"}
 MOUNTINFO = Path("/proc/self/mountinfo")
-MIN_SECRET_KEY_LENGTH = 32
+# The dashboard refuses a shorter FLASK_SECRET_KEY; doctor recommends twice that.
+MIN_SECRET_KEY_LENGTH = 16
+GOOD_SECRET_KEY_LENGTH = 32
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ def preflight(config: Config, environ: Mapping[str, str] | None = None) -> list[
         problems.append(
             "FLASK_SECRET_KEY is not set: set it to a long random string, e.g. the output of "
             '`python3 -c "import secrets; print(secrets.token_urlsafe(48))"`.'
+        )
+    elif len(config.secret_key) < MIN_SECRET_KEY_LENGTH:
+        problems.append(
+            f"FLASK_SECRET_KEY is too short: use at least {GOOD_SECRET_KEY_LENGTH} random "
+            'characters (`python3 -c "import secrets; print(secrets.token_urlsafe(48))"`).'
         )
     if not config.web_password and not config.web_allow_no_auth:
         problems.append(

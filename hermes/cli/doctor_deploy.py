@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hermes.cli.doctor_checks import Check
 from hermes.config import Config
-from hermes.deploy import MIN_SECRET_KEY_LENGTH, storage_warnings
+from hermes.deploy import GOOD_SECRET_KEY_LENGTH, MIN_SECRET_KEY_LENGTH, storage_warnings
 
 MIN_PASSWORD_LENGTH = 12
 BACKUP_MAX_AGE = timedelta(days=2)
@@ -51,12 +51,21 @@ def check_web_secrets(config: Config) -> Check:
         )
     if not config.secret_key:
         return Check("web secrets", "fail", "FLASK_SECRET_KEY is not set", SECRET_FIX)
-    if len(config.secret_key) < MIN_SECRET_KEY_LENGTH:
+    length = len(config.secret_key)
+    if length < MIN_SECRET_KEY_LENGTH:
         return Check(
             "web secrets",
             "fail",
-            f"FLASK_SECRET_KEY is {len(config.secret_key)} characters; at least "
-            f"{MIN_SECRET_KEY_LENGTH} are needed so login cookies cannot be forged",
+            f"FLASK_SECRET_KEY is {length} characters; the dashboard refuses fewer than "
+            f"{MIN_SECRET_KEY_LENGTH}",
+            SECRET_FIX,
+        )
+    if length < GOOD_SECRET_KEY_LENGTH:
+        return Check(
+            "web secrets",
+            "warn",
+            f"FLASK_SECRET_KEY is {length} characters; {GOOD_SECRET_KEY_LENGTH}+ random "
+            "characters keep login cookies from being guessed",
             SECRET_FIX,
         )
     return Check("web secrets", "ok", f"FLASK_SECRET_KEY set ({len(config.secret_key)} characters)")

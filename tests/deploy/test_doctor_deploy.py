@@ -31,6 +31,8 @@ def test_short_or_missing_secret_key_fails(make_config):
     assert (
         short.status == "fail" and "3 characters" in short.detail and "token_urlsafe" in short.fix
     )
+    medium = check_web_secrets(make_config(secret_key="m" * 20, web_password="x" * 20))
+    assert medium.status == "warn" and "32+" in medium.detail
     missing = check_web_secrets(make_config(web_password="x" * 20))
     assert missing.status == "fail"
     assert check_web_secrets(make_config(secret_key=KEY)).status == "ok"

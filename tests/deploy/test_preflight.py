@@ -78,6 +78,8 @@ def test_preflight_names_every_missing_setting(make_config):
     assert "PORT must be a TCP port number" in text
     assert preflight(make_config(secret_key=GOOD_KEY, web_password="a long passphrase"), {}) == []
     assert preflight(make_config(secret_key=GOOD_KEY, web_allow_no_auth=True), {}) == []
+    [short] = preflight(make_config(secret_key="k" * 15, web_allow_no_auth=True), {})
+    assert "FLASK_SECRET_KEY is too short" in short
 
 
 def test_preflight_reports_an_unwritable_home(make_config):
