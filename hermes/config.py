@@ -82,6 +82,11 @@ class Config:
     web_enable_shell: bool = False
     web_enable_write: bool = False
     ratelimit_storage: str = "memory://"
+    # Web turns (web-turns): stream heartbeats and length, how long finished turns stay replayable.
+    web_heartbeat_seconds: float = 15.0
+    web_stream_max_seconds: float = 810.0  # 13.5 min: under Railway's 15-minute request cap
+    web_replay_seconds: float = 600.0
+    web_replay_turns: int = 100
 
     @property
     def skills_dir(self) -> Path:
@@ -172,6 +177,10 @@ class Config:
             web_enable_shell=env.flag("HERMES_WEB_ENABLE_SHELL"),
             web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
+            web_heartbeat_seconds=env.number("HERMES_WEB_HEARTBEAT_SECONDS", 15.0),
+            web_stream_max_seconds=env.number("HERMES_WEB_STREAM_MAX_SECONDS", 810.0),
+            web_replay_seconds=env.number("HERMES_WEB_REPLAY_SECONDS", 600.0),
+            web_replay_turns=env.integer("HERMES_WEB_REPLAY_TURNS", 100, minimum=0),
         )
 
 

@@ -293,6 +293,12 @@ class Store:
                 select(t.id).where(t.session_id == session_id, t.status == "running")
             ).scalar()
 
+    def turn_session(self, turn_id: str) -> int | None:
+        """The session a recorded turn belongs to, or None for an unknown turn id."""
+        t = turns_table.c
+        with read_transaction(self.engine) as connection:
+            return connection.execute(select(t.session_id).where(t.id == turn_id)).scalar()
+
     # ---- search -----------------------------------------------------------
 
     def search(
