@@ -1,0 +1,130 @@
+// Markdown from untrusted sources (models, tools, skills, imports) -> sanitized DOM.
+//
+// Every piece goes through marked and then DOMPurify; nothing model-made reaches innerHTML
+// any other way. On top of DOMPurify's defaults: no style attributes or <style> (they would be
+// CSP violations), no forms, links only to http(s)/mailto/in-page targets and opened with
+// rel="noopener noreferrer", and images only from this server or small raster data: URLs
+// (a remote image is a tracking pixel and a CSP violation), otherwise shown as a link.
+
+import { marked, Lexer, Parser } from '../vendor/marked.esm.js';
+import '../vendor/purify.min.js';
+
+const DOMPurify = globalThis.DOMPurify;
+
+marked.setOptions({ gfm: true, breaks: false, async: false });
+
+const SAFE_LINK = /^(https?:|mailto:)/i;
+const SAFE_IMG_DATA = /^data:image\/(png|gif|jpeg|webp);base64,/i;
+
+function isRelative(href) {
+  return href.startsWith('#') || (href.startsWith('/') && !href.startsWith('//'));
+}
+
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    const href = (node.getAttribute('href') || '').trim();
+    if (href && !(SAFE_LINK.test(href) || isRelative(href))) node.removeAttribute('href');
+    if (node.hasAttribute('href') && !href.startsWith('#')) {
+      node.setAttribute('target', '_blank');
+      node.setAttribute('rel', 'noopener noreferrer');
+      node.setAttribute('title', href);
+    }
+  }
+  if (node.tagName === 'IMG') {
+    const src = (node.getAttribute('src') || '').trim();
+    const ok = (src.startsWith('/') && !src.startsWith('//')) || SAFE_IMG_DATA.test(src);
+    if (!ok) {
+      const link = document.createElement('a');
+      link.textContent = '[image: ' + (node.getAttribute('alt') || 'untitled') + ']';
+      if (/^https?:/i.test(src)) {
+        link.setAttribute('href', src);
+        link.setAttribute('target', '_blank');
+        link.setAttribute('rel', 'noopener noreferrer');
+        link.setAttribute('title', src);
+      }
+      node.replaceWith(link);
+    }
+  }
+});
+
+const PURIFY = {
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'dialog', 'template'],
+  FORBID_ATTR: ['style', 'id', 'name', 'srcset', 'action', 'formaction'],
+  ALLOW_DATA_ATTR: false,
+  RETURN_DOM_FRAGMENT: true,
+};
+
+/** Sanitize an HTML string into a DocumentFragment. */
+export function sanitize(html) {
+  return DOMPurify.sanitize(html, PURIFY);
+}
+
+/** Render a whole markdown text to a sanitized DocumentFragment. */
+export function renderMarkdown(text) {
+  return sanitize(marked.parse(String(text || '')));
+}
+
+/** Copy-to-clipboard buttons on every code block of `root` (wired by the caller's delegate). */
+export function addCodeCopyButtons(root) {
+  for (const pre of root.querySelectorAll('pre')) {
+    if (pre.querySelector(':scope > .copy-code')) continue;
+    const btn = document.createElement('button');
+    btn.type = 'button';
+    btn.className = 'copy-code';
+    btn.dataset.action = 'copy-code';
+    btn.textContent = 'Copy';
+    btn.setAttribute('aria-label', 'Copy code');
+    pre.prepend(btn);
+  }
+}
+
+/**
+ * Markdown that grows while it streams. Blocks that can no longer change are rendered and
+ * sanitized once and stay in the DOM; only the tail (the last two blocks, since a list or a
+ * paragraph may still absorb what comes next) is redrawn, at most once per animation frame.
+ */
+export class StreamingMarkdown {
+  constructor(container) {
+    this.container = container;
+    this.text = '';
+    this.frozenUpTo = 0; // characters of `text` already rendered into frozen blocks
+    this.live = document.createElement('div');
+    this.live.className = 'md-live';
+    container.append(this.live);
+    this.pending = false;
+  }
+
+  append(delta) {
+    this.text += String(delta).replace(/\r/g, ''); // raw lengths below must add up
+    if (!this.pending) {
+      this.pending = true;
+      requestAnimationFrame(() => {
+        this.pending = false;
+        this._draw(false);
+      });
+    }
+  }
+
+  /** The answer is complete: render the rest once, for good. */
+  finish() {
+    this._draw(true);
+    this.live.replaceWith(...this.live.childNodes);
+    addCodeCopyButtons(this.container);
+  }
+
+  _draw(final) {
+    const tail = this.text.slice(this.frozenUpTo);
+    const tokens = Lexer.lex(tail, marked.defaults);
+    const keep = final ? tokens.length : Math.max(0, tokens.length - 2);
+    if (keep > 0) {
+      const done = tokens.slice(0, keep);
+      const frag = sanitize(Parser.parse(done, marked.defaults));
+      addCodeCopyButtons(frag);
+      this.live.before(frag);
+      this.frozenUpTo += done.reduce((n, t) => n + t.raw.length, 0);
+    }
+    const rest = tokens.slice(keep);
+    const live = rest.length ? sanitize(Parser.parse(rest, marked.defaults)) : document.createDocumentFragment();
+    this.live.replaceChildren(live);
+  }
+}
