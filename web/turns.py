@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
 from hermes.errors import InvalidInput, NotFound
+from web.auth import login_required
+from web.context import ApiError, json_body
 from web.pool import LiveTurn, PoolClosed, SessionBusy, TurnGone, TurnPool
 
 log = logging.getLogger(__name__)
@@ -67,88 +69,88 @@ def get_pool() -> TurnPool:
     return current_app.extensions[POOL_KEY]
 
 
-@bp.post("/api/sessions/<int:session_id>/turns")
+@bp.post("/api/sessions/<id:session_id>/turns")
+@login_required
 def start_turn(session_id: int):
     """Start a turn with ``{"message": "..."}`` and stream its events (200, NDJSON).
 
     409 ``session_busy`` with ``turn_id`` when the session has a running turn;
-    404 for an unknown session; 400 for a missing or empty message.
+    404 for an unknown session; 400 for a missing or empty message; 503 while
+    the server shuts down.
     """
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        return _error(400, "invalid", 'Send a JSON object such as {"message": "hello"}.')
-    message = body.get("message")
-    if not isinstance(message, str) or not message.strip():
-        return _error(400, "invalid", '"message" must be a non-empty string.', field="message")
+    message = json_body(required={"message": "string"})["message"]
+    if not message.strip():
+        raise ApiError(400, "invalid", 'Field "message" must not be empty.', field="message")
     if len(message) > MAX_MESSAGE_CHARS:
-        return _error(
+        raise ApiError(
             400,
             "invalid",
-            f'"message" is longer than {MAX_MESSAGE_CHARS} characters.',
+            f'Field "message" is longer than {MAX_MESSAGE_CHARS} characters.',
             field="message",
         )
-    pool = get_pool()
     try:
-        turn = pool.start(session_id, message)
+        turn = get_pool().start(session_id, message)
     except SessionBusy as exc:
-        return _error(409, "session_busy", exc.message, turn_id=exc.turn_id)
+        raise ApiError(409, "session_busy", exc.message, turn_id=exc.turn_id) from None
     except NotFound as exc:
-        return _error(404, "not_found", exc.message)
+        raise ApiError(404, "not_found", exc.message) from None
     except InvalidInput as exc:
-        return _error(400, "invalid", exc.message, field="message")
+        raise ApiError(400, "invalid", exc.message, field="message") from None
     except PoolClosed as exc:
-        return _error(503, exc.code, exc.message)
+        raise ApiError(503, exc.code, exc.message) from None
     return _stream(turn, after=0)
 
 
 @bp.get("/api/turns/<turn_id>/events")
+@login_required
 def follow_turn(turn_id: str):
     """Replay the turn's events after seq ``after`` (default 0), then follow it live until it ends.
 
     404 for a turn never known; 410 ``turn_gone`` with ``session_id`` and
     ``session_url`` for a turn whose events are no longer held (ended long
-    ago, evicted, or from before a restart): reload that session's messages.
+    ago, evicted, or from before a restart): its messages are in that session.
     """
     raw = request.args.get("after", "0")
     if not raw.isdigit() or len(raw) > 12:
-        return _error(400, "invalid", '"after" must be a whole number (the last seq seen).')
-    turn = _find(turn_id)
-    if isinstance(turn, Response):
-        return turn
-    return _stream(turn, after=int(raw))
+        raise ApiError(
+            400,
+            "invalid",
+            'Query parameter "after" must be a whole number (the last seq seen).',
+            field="after",
+        )
+    return _stream(_find(turn_id), after=int(raw))
 
 
 @bp.post("/api/turns/<turn_id>/cancel")
+@login_required
 def cancel_turn(turn_id: str):
     """Ask the turn to stop at its next safe point; its stream then ends with done ``cancelled``.
 
     Answers 202 with the turn while it runs, 200 when it had already ended.
     """
     turn = _find(turn_id)
-    if isinstance(turn, Response):
-        return turn
     pool = get_pool()
     pool.cancel(turn_id)
     status = 200 if turn.finished else 202
     return jsonify({"turn": pool.describe(turn)}), status
 
 
-def _find(turn_id: str) -> LiveTurn | Response:
+def _find(turn_id: str) -> LiveTurn:
     if not _TURN_ID.match(turn_id):
-        return _error(404, "not_found", f"There is no turn {turn_id!r}.")
+        raise ApiError(404, "not_found", "There is no turn with this id.")
     try:
         return get_pool().get(turn_id)
     except TurnGone as exc:
-        return _error(
+        raise ApiError(
             410,
             exc.code,
             exc.message,
             turn_id=turn_id,
             session_id=exc.session_id,
             session_url=f"/api/sessions/{exc.session_id}",
-        )
+        ) from None
     except NotFound as exc:
-        return _error(404, "not_found", exc.message)
+        raise ApiError(404, "not_found", exc.message) from None
 
 
 def _stream(turn: LiveTurn, *, after: int) -> Response:
@@ -173,10 +175,3 @@ def _body(lines: Iterator[bytes], turn_id: str) -> Iterator[bytes]:
         raise
     finally:
         lines.close()
-
-
-def _error(status: int, code: str, message: str, **extra) -> Response:
-    """SPEC's error shape: ``{"error": {"code", "message", ...}}``."""
-    response = jsonify({"error": {"code": code, "message": message, **extra}})
-    response.status_code = status
-    return response
