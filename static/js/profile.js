@@ -2,9 +2,9 @@
 // text, with each file's size limit shown as the user types and the entries the guard
 // withholds from the model flagged with the guard's reason.
 //
-// GET /api/memory/profile is read leniently: per target either a string or an object with
-// text/content, limit, used/chars and flagged/withheld entries; a top-level `flagged` list
-// of {target, entry, reason} works too. PUT sends {<target>: text}.
+// GET /api/memory/profile gives {profile: {user|memory: {file, text, entries: [{text, flags}],
+// used, limit}}}; an entry with flags is withheld from the model. PUT sends {<target>: text}
+// and a 400 names the target at fault.
 
 import { get, put, ApiError } from './api.js';
 import { el, errorBox, announce } from './ui.js';
@@ -83,12 +83,9 @@ export class Profile {
 }
 
 function normalise(profile, key) {
-  const raw = profile[key];
-  const info = typeof raw === 'string' ? { text: raw } : raw || {};
-  const text = info.text ?? info.content ?? '';
-  const limit = Number(info.limit || (profile.limits && profile.limits[key]) || 0) || null;
-  let flagged = info.flagged || info.withheld || [];
-  if (Array.isArray(profile.flagged)) flagged = flagged.concat(profile.flagged.filter((f) => f.target === key));
-  flagged = flagged.map((f) => (typeof f === 'string' ? { entry: f, reason: 'flagged by the guard' } : { entry: f.entry || f.text || '', reason: f.reason || 'flagged by the guard' }));
-  return { text, limit, flagged };
+  const info = profile[key] || {};
+  const flagged = (info.entries || [])
+    .filter((e) => Array.isArray(e.flags) && e.flags.length)
+    .map((e) => ({ entry: e.text || '', reason: e.flags.join('; ') }));
+  return { text: info.text || '', limit: Number(info.limit) || null, flagged };
 }

@@ -86,7 +86,7 @@ export class Sidebar {
       el('span', { class: 'session-title' }, title),
       el('time', { class: 'session-date', datetime: s.updated_at || s.created_at }, shortTime(s.updated_at || s.created_at)));
     const rename = el('button', { type: 'button', class: 'icon-btn', dataset: { action: 'rename' }, 'aria-label': 'Rename ' + title, title: 'Rename' }, '✎');
-    const remove = el('button', { type: 'button', class: 'icon-btn', dataset: { action: 'delete' }, 'aria-label': 'Delete ' + title, title: 'Delete' }, '🗑');
+    const remove = el('button', { type: 'button', class: 'icon-btn', dataset: { action: 'delete' }, 'aria-label': 'Delete ' + title, title: 'Delete' }, '✕');
     const li = el('li', { dataset: { id: String(s.id) } }, link, el('span', { class: 'session-actions' }, rename, remove));
     if (String(s.id) === this.activeId) li.classList.add('active');
     return li;

@@ -2,7 +2,7 @@
 // validation errors shown next to the field they name, and the version history: pick two
 // versions to see a line diff, restore an earlier one (which becomes a new version).
 
-import { get, post, put, enc, ApiError } from './api.js';
+import { get, post, put, enc, qs, ApiError } from './api.js';
 import { el, fullTime, errorBox, confirmDialog } from './ui.js';
 
 const NAME_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -96,63 +96,42 @@ export class SkillHistory {
   constructor(skill, { onRestored }) {
     this.skill = skill;
     this.onRestored = onRestored;
-    this.texts = new Map();
     this.list = el('ol', { class: 'versions' });
     this.diff = el('div', { class: 'diff-view', 'aria-live': 'polite' });
     this.node = el('section', { class: 'skill-history', 'aria-label': 'Version history' },
       el('h3', {}, 'Version history'), this.list, this.diff);
   }
 
-  async load() {
-    let versions;
+  /** The versions, newest first, and a diff (default: the last change; the server computes it). */
+  async load(from, to) {
+    let data;
     try {
-      const data = await get('/api/skills/' + enc(this.skill.name) + '/versions');
-      versions = data.versions || [];
+      data = await get('/api/skills/' + enc(this.skill.name) + '/versions' + qs({ from, to }));
     } catch (e) {
-      this.list.replaceChildren(el('li', {}, errorBox(e.message, () => this.load())));
+      this.diff.replaceChildren(errorBox(e.message, () => this.load(from, to)));
       return;
     }
-    this.versions = versions;
+    const versions = data.versions || [];
     const current = versions.find((v) => v.current) || versions[versions.length - 1];
-    for (const v of versions) if (v.text !== undefined) this.texts.set(v.version, v.text);
     this.list.replaceChildren(...[...versions].reverse().map((v) => {
-      const show = el('button', { type: 'button' }, v.current ? 'View' : 'Diff with current');
-      show.addEventListener('click', () => this.show(v.version, current.version));
       const li = el('li', { dataset: { version: String(v.version) } },
         el('span', { class: 'version-label' }, 'v' + v.version + (v.current ? ' (current)' : '')),
-        el('time', { datetime: v.updated_at || '' }, fullTime(v.updated_at)), show);
+        el('time', { datetime: v.updated_at || '' }, fullTime(v.updated_at)));
       if (!v.current) {
+        const show = el('button', { type: 'button', class: 'show-diff' }, 'Diff with current');
+        show.addEventListener('click', () => this.load(v.version, current.version));
         const restore = el('button', { type: 'button', class: 'restore' }, 'Restore v' + v.version);
         restore.addEventListener('click', () => this.restore(v.version));
-        li.append(restore);
+        li.append(show, restore);
       }
       return li;
     }));
-    if (versions.length < 2) this.diff.replaceChildren(el('p', { class: 'hint' }, 'Only one version so far.'));
-  }
-
-  async text(version) {
-    if (this.texts.has(version)) return this.texts.get(version);
-    const data = await get('/api/skills/' + enc(this.skill.name) + '/versions/' + version);
-    const text = typeof data === 'string' ? data : data.text ?? data.content ?? data.body ?? '';
-    this.texts.set(version, text);
-    return text;
-  }
-
-  /** Diff version `a` against `b` (the same number: show that version's text). */
-  async show(a, b) {
-    try {
-      const [ta, tb] = await Promise.all([this.text(a), this.text(b)]);
-      const rows = a === b ? ta.split('\n').map((line) => [' ', line]) : lineDiff(ta.split('\n'), tb.split('\n'));
-      const pre = el('pre', { class: 'diff' });
-      for (const [op, line] of rows) {
-        pre.append(el('span', { class: op === '+' ? 'add' : op === '-' ? 'del' : 'same' }, op + ' ' + line + '\n'));
-      }
-      const title = a === b ? 'Version ' + a : 'Changes from v' + a + ' to v' + b;
-      this.diff.replaceChildren(el('h4', {}, title), pre);
-    } catch (e) {
-      this.diff.replaceChildren(errorBox(e.message));
+    if (versions.length < 2) {
+      this.diff.replaceChildren(el('p', { class: 'hint' }, 'Only one version so far.'));
+      return;
     }
+    const d = data.diff || {};
+    this.diff.replaceChildren(el('h4', {}, 'Changes from v' + d.from + ' to v' + d.to), diffView(d.text || ''));
   }
 
   async restore(version) {
@@ -166,34 +145,21 @@ export class SkillHistory {
   }
 }
 
-function joinTriggers(t) {
-  return Array.isArray(t) ? t.join(', ') : t || '';
+/** A unified diff as coloured lines (text only). */
+function diffView(text) {
+  const pre = el('pre', { class: 'diff' });
+  if (!text.trim()) {
+    pre.textContent = 'No differences.';
+    return pre;
+  }
+  for (const line of text.split('\n')) {
+    const kind = line.startsWith('+++') || line.startsWith('---') ? 'file'
+      : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'same';
+    pre.append(el('span', { class: kind }, line + '\n'));
+  }
+  return pre;
 }
 
-/** A line diff by longest common subsequence: [['-'|'+'|' ', line], ...]. */
-export function lineDiff(a, b) {
-  const n = a.length;
-  const m = b.length;
-  if (n * m > 4e6) return a.map((l) => ['-', l]).concat(b.map((l) => ['+', l]));
-  const w = m + 1;
-  const lcs = new Uint32Array((n + 1) * w);
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i * w + j] = a[i] === b[j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
-    }
-  }
-  const out = [];
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[i] === b[j]) {
-      out.push([' ', a[i]]);
-      i++;
-      j++;
-    } else if (lcs[(i + 1) * w + j] >= lcs[i * w + j + 1]) out.push(['-', a[i++]]);
-    else out.push(['+', b[j++]]);
-  }
-  while (i < n) out.push(['-', a[i++]]);
-  while (j < m) out.push(['+', b[j++]]);
-  return out;
+function joinTriggers(t) {
+  return Array.isArray(t) ? t.join(', ') : t || '';
 }
