@@ -250,9 +250,10 @@ def init_app(app: Flask, config) -> None:
     limiter.init_app(app)
     app.extensions["hermes.limiter"] = limiter
     app.register_blueprint(bp)
-    limiter.limit(
+    # Decorated here, not at import, so each app counts with its own limiter and storage.
+    app.view_functions["auth.login"] = limiter.limit(
         LOGIN_LIMIT,
         methods=["POST"],
         deduct_when=lambda response: bool(g.get("login_failed")),
-    )(app.view_functions["auth.login"])
+    )(login)
     app.before_request(gate)
