@@ -109,7 +109,10 @@ def query_int(
 
 
 class IdConverter(IntegerConverter):
-    """``<id:name>``: a positive database id that fits SQLite's INTEGER (others are 404)."""
+    """``<id:name>``: a positive database id; anything else (0, -1, 30 digits) is a plain 404.
 
-    def __init__(self, url_map, *args, **kwargs):
-        super().__init__(url_map, min=1, max=2**63 - 1)
+    The pattern alone does the refusing (at most 18 digits always fits SQLite's
+    INTEGER): a min/max check in ``to_python`` makes Werkzeug answer 405 instead.
+    """
+
+    regex = r"[1-9][0-9]{0,17}"
