@@ -59,6 +59,11 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 
+# No control socket (gunicorn 25.1+): its default path is one per user, so two
+# servers on one machine would fight over it, and it could raise the worker
+# count that must stay at one. Older gunicorns ignore this name.
+control_socket_disable = True
+
 # wsgi:app is imported in the worker, after fork: the pool's threads and the
 # database connections belong to the process that serves them.
 preload_app = False
@@ -70,14 +75,34 @@ def _pool(worker):
     return extensions.get("hermes.pool")
 
 
+def _warm_up(worker):
+    """Build the model provider's SDK client now, not in the first user's turn.
+
+    Importing an SDK (anthropic, openai) takes seconds of CPU; paid at boot on a
+    background thread, the first turn after a deploy streams as fast as the rest.
+    """
+    from hermes.errors import HermesError
+
+    runtime = (getattr(worker.wsgi, "extensions", None) or {}).get("hermes.runtime")
+    if runtime is None:
+        return
+    try:
+        runtime.provider.client()
+        import hermes.agent.loop  # noqa: F401  (the turn loop and its tools)
+    except HermesError as exc:
+        # No provider configured yet: the dashboard still serves; turns say what to set.
+        worker.log.warning("model provider not ready: %s", exc.message)
+
+
 def post_worker_init(worker):
-    """On SIGTERM, cancel running turns at a safe point, then let gunicorn drain.
+    """Warm the provider up, and on SIGTERM cancel running turns at a safe point.
 
     gunicorn's own SIGTERM handler only stops accepting; open streams would
     then follow their turns until the graceful timeout. Cancelling makes each
     turn save what it has and send done "cancelled", so streams end at once
     and, after the restart, no session is left busy.
     """
+    threading.Thread(target=_warm_up, args=(worker,), name="warm-up", daemon=True).start()
     stop_accepting = worker.handle_exit
 
     def handle_exit(sig, frame):
