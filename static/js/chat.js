@@ -59,6 +59,7 @@ export class Chat {
   /** Show an empty new chat; the session is created by the first message. */
   newChat() {
     this._leave();
+    this.openSeq++; // an open() still loading must not replace the new chat
     this.session = null;
     this.transcript.clear();
     this._setHeader();
@@ -102,7 +103,9 @@ export class Chat {
     this._setHeader();
     this.onSessionChanged(this.session);
     if (messageId && !this.transcript.reveal(messageId)) announce('That message is no longer in this session.');
-    if (data.session.running_turn_id && !this.hasNewer) this._follow(null, String(data.session.running_turn_id));
+    if (this.hasNewer) return;
+    if (data.session.running_turn_id) this._follow(null, String(data.session.running_turn_id));
+    else if (rememberedTurn(data.session.id)) this._follow(null, rememberedTurn(data.session.id), { quiet: true });
   }
 
   async loadOlder() {
@@ -182,7 +185,7 @@ export class Chat {
   }
 
   /** Follow a turn: a new one (`start` has the text) or a running one (`turnId`). */
-  async _follow(start, turnId) {
+  async _follow(start, turnId, { quiet = false } = {}) {
     const view = new TurnView({ onRetry: () => this.send(start ? start.text : this.lastText || '') });
     const sessionId = this.session.id;
     const turn = { view, turnId, stream: null };
@@ -208,10 +211,20 @@ export class Chat {
         return;
       }
       if (this.turn !== turn) return;
+      if (quiet && !turn.shown) {
+        // A turn this browser remembered has left the server's replay buffer: nothing to show.
+        forgetTurn(sessionId);
+        this._turnOver(turn);
+        return;
+      }
       if (!turn.shown && start) {
         start.userRow.remove();
         this._failed(e, start.text);
       } else {
+        if (!turn.shown) {
+          turn.shown = true;
+          this.transcript.appendLive(view.row);
+        }
         view.lost(e.message, () => this.open(sessionId));
       }
       this._turnOver(turn);
@@ -220,6 +233,7 @@ export class Chat {
 
   _onEvent(turn, ev, start) {
     if (this.turn !== turn && ev.type !== 'skill') return;
+    if (ev.type === 'turn_start' && this.session) rememberTurn(this.session.id, ev.turn_id);
     if (ev.type === 'turn_start') {
       if (start) {
         start.userRow.classList.remove('pending');
@@ -240,6 +254,7 @@ export class Chat {
     turn.view.handle(ev);
     if (ev.type === 'usage') this._addUsage(ev);
     if (ev.type === 'done') {
+      if (this.session) forgetTurn(this.session.id);
       announce(ev.stop_reason === 'cancelled' ? 'Stopped.' : 'Answer complete.');
       this._turnOver(turn);
       this._refreshSession();
@@ -350,6 +365,39 @@ export class Chat {
       copyText(rawOf(btn.closest('.msg'))).then((ok) => flash(btn, ok ? 'Copied' : 'Copy failed'));
     }
   }
+}
+
+// The turn this browser is following, per session, in localStorage: a reload or a second tab
+// can pick it up even when the session JSON does not (yet) name its running turn.
+const TURN_KEY = 'hermes.turn.';
+const TURN_MEMORY_MS = 15 * 60 * 1000;
+
+function rememberTurn(sessionId, turnId) {
+  if (!turnId) return;
+  try {
+    localStorage.setItem(TURN_KEY + sessionId, JSON.stringify({ turnId: String(turnId), at: Date.now() }));
+  } catch {
+    // storage full or disabled: the server's running_turn_id still works
+  }
+}
+
+function forgetTurn(sessionId) {
+  try {
+    localStorage.removeItem(TURN_KEY + sessionId);
+  } catch {
+    // ignore
+  }
+}
+
+function rememberedTurn(sessionId) {
+  try {
+    const item = JSON.parse(localStorage.getItem(TURN_KEY + sessionId) || 'null');
+    if (item && Date.now() - item.at < TURN_MEMORY_MS) return item.turnId;
+    if (item) forgetTurn(sessionId);
+  } catch {
+    // ignore
+  }
+  return null;
 }
 
 function baseUsage(session) {

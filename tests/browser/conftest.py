@@ -25,7 +25,10 @@ if not os.path.exists(CHROMIUM):
         allow_module_level=True,
     )
 
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright  # noqa: E402
+
+# A loaded CI machine (2 cores, many jobs) is slow; assertions wait, they do not time things.
+expect.set_options(timeout=20_000)
 
 # Runs in every page before its own scripts: records CSP violations, and defines the canary
 # the XSS corpus tries to set, as a trap that remembers any write.
@@ -109,11 +112,20 @@ class Watch:
 
 @pytest.fixture
 def context(browser: Browser, auth_state: str, live: LiveApp) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(storage_state=auth_state, base_url=live.url, viewport={"width": 1280, "height": 800})
+    ctx = browser.new_context(
+        storage_state=auth_state, base_url=live.url, viewport={"width": 1280, "height": 800}
+    )
     ctx.add_init_script(WATCH)
     ctx.set_default_timeout(15_000)
     yield ctx
     ctx.close()
+
+
+@pytest.fixture(autouse=True)
+def fresh_script(request) -> None:
+    """Each test scripts the model from an empty queue (a leftover reply would answer it)."""
+    if "live" in request.fixturenames:
+        request.getfixturevalue("live").fake.reset()
 
 
 @pytest.fixture

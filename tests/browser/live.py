@@ -67,7 +67,7 @@ class LiveApp:
         self.proc: subprocess.Popen | None = None
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = home.parent / "gunicorn.log"
+        self.log_path = Path(os.environ.get("HERMES_BROWSER_LOG", home.parent / "gunicorn.log"))
         self._store = None
 
     def start(self) -> LiveApp:
@@ -88,8 +88,13 @@ class LiveApp:
         command += ["--bind", f"127.0.0.1:{self.port}"]
         self.log = open(self.log_path, "w")  # noqa: SIM115 (kept open for the server's life)
         self.proc = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -101,7 +106,9 @@ class LiveApp:
                         return self
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError("gunicorn did not answer /healthz:\n" + self.log_path.read_text()[-3000:])
+        raise RuntimeError(
+            "gunicorn did not answer /healthz:\n" + self.log_path.read_text()[-3000:]
+        )
 
     def stop(self) -> None:
         if self._store is not None:
@@ -133,7 +140,11 @@ class LiveApp:
         return self._store
 
     def seed_session(
-        self, title: str | None, messages: list[tuple[str, str]] | list[Message], *, source: str = "import"
+        self,
+        title: str | None,
+        messages: list[tuple[str, str]] | list[Message],
+        *,
+        source: str = "import",
     ) -> int:
         """A whole conversation in one transaction (as an import would write it); its id."""
         from hermes.store.bulk import SessionRecord
@@ -142,8 +153,11 @@ class LiveApp:
         msgs = [m if isinstance(m, Message) else Message(role=m[0], content=m[1]) for m in messages]
         timed = [(m, start + timedelta(seconds=i)) for i, m in enumerate(msgs)]
         record = SessionRecord(
-            title=title, created_at=start, updated_at=start + timedelta(seconds=len(msgs)),
-            messages=timed, source=source,
+            title=title,
+            created_at=start,
+            updated_at=start + timedelta(seconds=len(msgs)),
+            messages=timed,
+            source=source,
         )
         session_id = self.store.add_session_record(record)
         assert session_id is not None
