@@ -56,6 +56,19 @@ export class Chat {
     $('messages').addEventListener('click', (e) => this._onClick(e));
   }
 
+  /** Whether messages newer than the window exist (the user paged up far): "jump to latest" stays. */
+  get hasNewer() {
+    return this._hasNewer;
+  }
+
+  set hasNewer(value) {
+    this._hasNewer = Boolean(value);
+    if (this.transcript) {
+      this.transcript.moreBelow = this._hasNewer;
+      if (this._hasNewer) this.transcript.jump.hidden = false;
+    }
+  }
+
   /** Show an empty new chat; the session is created by the first message. */
   newChat() {
     this._leave();
@@ -76,18 +89,28 @@ export class Chat {
     let data;
     try {
       if (messageId) {
-        const [around, before] = await Promise.all([
-          get('/api/sessions/' + enc(sessionId) + qs({ after: Number(messageId) - 1, limit: 50 })),
-          get('/api/sessions/' + enc(sessionId) + qs({ before: messageId, limit: 20 })),
-        ]);
-        data = { session: around.session, messages: before.messages.concat(around.messages), has_more: before.has_more };
-        this.hasNewer = around.messages.length >= 50 || Boolean(around.has_more);
+        // The API pages by existing message ids: take what follows the message, then the
+        // page that ends just before the first of those (it holds the message itself).
+        const base = '/api/sessions/' + enc(sessionId);
+        const newer = await get(base + qs({ after: messageId, limit: 50 }));
+        if (newer.messages.length) {
+          const older = await get(base + qs({ before: newer.messages[0].id, limit: 21 }));
+          data = { session: newer.session, messages: older.messages.concat(newer.messages), has_more: older.has_more };
+          this.hasNewer = Boolean(newer.has_more);
+        } else {
+          data = await get(base + qs({ limit: PAGE }));
+          this.hasNewer = false;
+        }
       } else {
         data = await get('/api/sessions/' + enc(sessionId) + qs({ limit: PAGE }));
         this.hasNewer = false;
       }
     } catch (e) {
       if (seq !== this.openSeq) return;
+      if (messageId && e.status === 400) {
+        announce('That message is no longer in this session.');
+        return this.open(sessionId);
+      }
       this.session = null;
       this._setHeader();
       $('messages').append(el('li', { class: 'msg-error' }, errorBox(e.message, e.status === 404 ? null : () => this.open(sessionId, messageId))));
@@ -134,7 +157,7 @@ export class Chat {
     try {
       const data = await get('/api/sessions/' + enc(this.session.id) + qs({ after: newest, limit: PAGE }));
       this.transcript.add(data.messages, 'bottom');
-      this.hasNewer = data.messages.length >= PAGE || (data.has_more && data.messages.length > 0);
+      this.hasNewer = Boolean(data.has_more);
       if (this.transcript.trimmedTop) {
         this.hasOlder = true;
         $('load-older').hidden = false;

@@ -100,7 +100,7 @@ export class Transcript {
   }
 
   jumpToLatest() {
-    this.stick = true;
+    this.stick = !this.moreBelow;
     this.jump.hidden = true;
     if (this.onJumpLatest && this.onJumpLatest()) return;
     this.scroller.scrollTop = this.scroller.scrollHeight;
@@ -122,8 +122,9 @@ export class Transcript {
   _onScroll() {
     const s = this.scroller;
     const fromBottom = s.scrollHeight - s.scrollTop - s.clientHeight;
-    this.stick = fromBottom < NEAR_BOTTOM_PX;
-    if (this.stick) this.jump.hidden = true;
+    this.stick = fromBottom < NEAR_BOTTOM_PX && !this.moreBelow;
+    // Away from the end (by more than a screen, or with newer messages paged out): offer the way back.
+    this.jump.hidden = !(this.moreBelow || fromBottom > s.clientHeight);
     if (s.scrollTop < 400 && this.onNearTop) this.onNearTop();
     if (fromBottom < 400 && this.onNearBottom) this.onNearBottom();
   }
