@@ -75,10 +75,9 @@ export class MemorySearch {
     this.status.textContent = 'Searching…';
     let data;
     try {
-      // since/until go to the server (which may narrow the search); the same filters are
-      // applied here too, so the page shows what it promises either way.
-      const until = to ? nextDay(to) : '';
-      data = await get('/api/memory/search' + qs({ q, limit: LIMIT, role, since: from, until }));
+      // The server filters by role and dates (a bare `until` date includes that day); the
+      // same filters are applied here too, so the page shows exactly what it promises.
+      data = await get('/api/memory/search' + qs({ q, limit: LIMIT, role, since: from, until: to }));
     } catch (e) {
       if (seq !== this.seq) return;
       this.status.textContent = '';
@@ -105,12 +104,6 @@ export class MemorySearch {
 
 function safeRole(role) {
   return /^[a-z]+$/.test(role || '') ? role : 'other';
-}
-
-function nextDay(date) {
-  const d = new Date(date + 'T00:00:00Z');
-  d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
 }
 
 function keep(hit, role, from, to) {
