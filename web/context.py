@@ -59,9 +59,7 @@ def json_body(
     optional = optional or {}
     if not request.is_json:
         raise ApiError(
-            415 if request.data else 400,
-            "invalid_json",
-            "Send a JSON object with Content-Type: application/json.",
+            400, "invalid_json", "Send a JSON object with Content-Type: application/json."
         )
     data = request.get_json(silent=True)
     if not isinstance(data, dict):

@@ -243,3 +243,11 @@ def test_export_refuses_unknown_formats(api, app_store):
     response = api.get(f"/api/sessions/{session_id}/export?format=pdf")
     assert response.status_code == 400
     assert response.json["error"]["field"] == "format"
+
+
+def test_a_form_body_instead_of_json_is_refused(api, app_store):
+    session_id = _chat(app_store, "old", "hi")
+    response = api.patch(f"/api/sessions/{session_id}", data={"title": "x"})
+    assert response.status_code == 400
+    assert response.json["error"]["code"] == "invalid_json"
+    assert app_store.get_session(session_id).title == "old"
