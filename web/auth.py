@@ -31,8 +31,10 @@ import time
 from flask import (
     Blueprint,
     Flask,
+    Response,
     current_app,
     g,
+    make_response,
     redirect,
     render_template,
     request,
@@ -219,6 +221,13 @@ def _login_page(error: str | None, status: int, link_used: bool = False):
     )
 
 
+def _locked_out(limit) -> Response:
+    """The 429 of the lockout as the login page (the limiter adds Retry-After)."""
+    log.warning("login locked out for %s after repeated failures", request.remote_addr)
+    message = "Too many failed logins from your address; wait a few minutes and try again."
+    return make_response(_login_page(message, 429))
+
+
 @bp.route("/logout", methods=["POST"])
 def logout():
     """Forget the login; pages go back to /login, API calls to 401."""
@@ -255,5 +264,6 @@ def init_app(app: Flask, config) -> None:
         LOGIN_LIMIT,
         methods=["POST"],
         deduct_when=lambda response: bool(g.get("login_failed")),
+        on_breach=_locked_out,
     )(login)
     app.before_request(gate)

@@ -80,6 +80,13 @@ def json_body(
     return body
 
 
+def optional_json_body(optional: dict[str, str]) -> dict[str, Any]:
+    """Like :func:`json_body` for a request whose body may be left out altogether."""
+    if not request.content_length and not request.is_json:
+        return {}
+    return json_body(optional=optional)
+
+
 def _is(value: Any, kind: str) -> bool:
     types = _TYPES[kind]
     if isinstance(value, bool) and bool not in types:

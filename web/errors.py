@@ -101,6 +101,8 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):
+        if exc.response is not None and not is_api_request():
+            return exc.response  # a page made on purpose (the login form's lockout)
         status = exc.code or 500
         code = _HTTP_CODES.get(status, "error")
         message = _HTTP_MESSAGES.get(status) or exc.description or exc.name

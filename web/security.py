@@ -64,18 +64,23 @@ def new_csrf_token() -> str:
 
 
 def refuse_cross_site() -> None:
-    """403 for a state-changing request that a browser says came from another site."""
+    """403 for a state-changing request that a browser says came from another site.
+
+    The Origin's host must be this request's Host. (Its scheme is not compared:
+    behind a TLS proxy the app sees http while the browser says https.)"""
     fetch_site = request.headers.get("Sec-Fetch-Site")
     if fetch_site is not None and fetch_site not in ("same-origin", "none"):
         raise ApiError(403, "cross_site", "Cross-site requests are refused.")
     origin = request.headers.get("Origin")
     if origin is None:
         return
-    parts = urlsplit(origin)
-    if origin == "null" or parts.netloc.lower() != request.host.lower():
-        raise ApiError(403, "cross_site", "Cross-site requests are refused.")
-    if parts.scheme != request.scheme:
-        raise ApiError(403, "cross_site", "Cross-site requests are refused.")
+    if origin == "null" or urlsplit(origin).netloc.lower() != request.host.lower():
+        raise ApiError(
+            403,
+            "cross_site",
+            "Cross-site requests are refused. (Behind a reverse proxy? It must pass the "
+            "Host header on, or set HERMES_TRUSTED_PROXIES so X-Forwarded-Host counts.)",
+        )
 
 
 def check_csrf() -> None:

@@ -12,7 +12,7 @@ from flask import Blueprint, Response, jsonify, request
 from hermes.errors import NotFound
 from hermes.store.values import SessionInfo
 from web import summaries
-from web.context import ApiError, get_runtime, json_body, query_int
+from web.context import ApiError, get_runtime, json_body, optional_json_body, query_int
 
 bp = Blueprint("sessions", __name__, url_prefix="/api/sessions")
 
@@ -44,11 +44,7 @@ def list_sessions():
 @bp.post("")
 def create_session():
     """A new chat; the chat the user leaves gets its summary written in the background."""
-    body = (
-        json_body(optional={"title": "string", "previous_session_id": "integer"})
-        if (request.content_length or request.is_json)
-        else {}
-    )
+    body = optional_json_body({"title": "string", "previous_session_id": "integer"})
     title = _clean_title(body["title"]) if "title" in body else None
     runtime = get_runtime()
     left = body.get("previous_session_id")

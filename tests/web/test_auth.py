@@ -236,7 +236,8 @@ def test_login_form_needs_its_csrf_token(client):
     [
         {"Origin": "https://evil.example"},
         {"Origin": "null"},
-        {"Origin": "https://localhost"},  # same host, other scheme
+        {"Origin": "http://localhost.evil.example"},
+        {"Origin": "http://localhost:8001"},  # same host name, another port: another origin
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-site"},
     ],
@@ -331,3 +332,13 @@ def test_one_time_login_link_works_once(make_app):
     used = late.get(f"/login?token={token}")
     assert used.status_code == 403
     assert late.get("/api/sessions").status_code == 401
+
+
+def test_the_lockout_is_the_login_page_with_a_message(client):
+    for _ in range(5):
+        _login(client, "wrong")
+    locked = _login(client, PASSWORD)
+    assert locked.status_code == 429
+    assert "Too many failed logins" in locked.text
+    assert csrf_of(locked.text)
+    assert int(locked.headers["Retry-After"]) > 0
