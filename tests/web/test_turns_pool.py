@@ -253,3 +253,25 @@ def test_the_session_is_free_at_done_while_the_curator_still_runs():
     assert list(reader) == []  # the first stream ends when its turn's generator does
     assert turn.status == "finished"
     second.thread.join(5)
+
+
+def test_the_stream_and_replay_settings_come_from_the_environment():
+    from hermes.config import Config
+    from hermes.errors import ConfigError
+
+    config = Config.from_env(
+        {
+            "HERMES_WEB_HEARTBEAT_SECONDS": "0.5",
+            "HERMES_WEB_STREAM_MAX_SECONDS": "60",
+            "HERMES_WEB_REPLAY_SECONDS": "30",
+            "HERMES_WEB_REPLAY_TURNS": "7",
+        }
+    )
+    assert config.web_heartbeat_seconds == 0.5
+    assert config.web_stream_max_seconds == 60
+    assert (config.web_replay_seconds, config.web_replay_turns) == (30, 7)
+    defaults = Config.from_env({})
+    assert defaults.web_heartbeat_seconds == 15 and defaults.web_stream_max_seconds < 14 * 60
+    for name, bad in [("HERMES_WEB_HEARTBEAT_SECONDS", "0"), ("HERMES_WEB_REPLAY_TURNS", "-1")]:
+        with pytest.raises(ConfigError, match=name):
+            Config.from_env({name: bad})
