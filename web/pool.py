@@ -358,11 +358,14 @@ class TurnPool:
                     if isinstance(event, Done):
                         done = True
                         self._release(turn)  # the session is free; a curator may still run
-        except HermesError as exc:
-            turn.publish(ErrorEvent(message=exc.message))
         except Exception as exc:
-            log.exception("turn %s failed", turn.turn_id)
-            turn.publish(ErrorEvent(message=f"internal error: {type(exc).__name__}"))
+            if isinstance(exc, HermesError):
+                log.warning("turn %s failed: %s", turn.turn_id, exc.message)
+            else:
+                log.exception("turn %s failed", turn.turn_id)
+            if not done:  # after done (the curator's part) the answer stands; the log has it
+                message = exc.message if isinstance(exc, HermesError) else "internal error"
+                turn.publish(ErrorEvent(message=f"{message}; the turn stopped here."))
         finally:
             if turn.start_error is None:
                 if not done:

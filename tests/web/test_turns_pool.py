@@ -275,3 +275,15 @@ def test_the_stream_and_replay_settings_come_from_the_environment():
     for name, bad in [("HERMES_WEB_HEARTBEAT_SECONDS", "0"), ("HERMES_WEB_REPLAY_TURNS", "-1")]:
         with pytest.raises(ConfigError, match=name):
             Config.from_env({name: bad})
+
+
+def test_a_failure_after_done_leaves_the_answer_standing():
+    def run_turn(session_id, text, *, turn_id, cancel):
+        yield TurnStart(session_id=session_id, user_message_id=1)
+        yield Done(stop_reason="end_turn", assistant_message_id=2)
+        raise RuntimeError("the curator broke")
+
+    turn = TurnPool(run_turn).start(7, "hi")
+    events = read_all(turn)
+    assert [e["type"] for e in events] == ["turn_start", "done"]
+    assert turn.stop_reason == "end_turn" and turn.finished
