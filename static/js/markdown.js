@@ -13,6 +13,25 @@ const DOMPurify = globalThis.DOMPurify;
 
 marked.setOptions({ gfm: true, breaks: false, async: false });
 
+// Raw HTML in markdown is shown as text, except a few attribute-less formatting tags.
+// DOMPurify would remove the rest anyway, but chromium reports CSP violations for handlers,
+// styles and <base> in the document DOMPurify parses, so hostile markup never gets that far.
+const KEEP_TAGS = new Set(['br', 'b', 'i', 'u', 's', 'em', 'strong', 'sub', 'sup', 'kbd', 'mark', 'del', 'ins', 'small', 'details', 'summary', 'p', 'hr']);
+const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ESC[c]);
+}
+
+function rawHtml(text) {
+  return String(text).split(/(<\/?[a-zA-Z][a-zA-Z0-9]*\s*\/?>)/).map((part) => {
+    const m = /^<\/?([a-zA-Z][a-zA-Z0-9]*)\s*\/?>$/.exec(part);
+    return m && KEEP_TAGS.has(m[1].toLowerCase()) ? part.toLowerCase() : escapeHtml(part);
+  }).join('');
+}
+
+marked.use({ renderer: { html: (token) => rawHtml(token.text) } });
+
 const SAFE_LINK = /^(https?:|mailto:)/i;
 const SAFE_IMG_DATA = /^data:image\/(png|gif|jpeg|webp);base64,/i;
 
@@ -48,8 +67,10 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 });
 
 const PURIFY = {
-  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'dialog', 'template'],
-  FORBID_ATTR: ['style', 'id', 'name', 'srcset', 'action', 'formaction'],
+  // Media and forms would load or submit off-site (CSP violations, tracking); style would be one.
+  FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'option', 'dialog', 'template',
+    'audio', 'video', 'source', 'track', 'picture'],
+  FORBID_ATTR: ['style', 'id', 'name', 'srcset', 'action', 'formaction', 'background', 'poster', 'ping'],
   ALLOW_DATA_ATTR: false,
   RETURN_DOM_FRAGMENT: true,
 };
