@@ -12,8 +12,9 @@ Prints, each figure beside its target:
    ``--readers`` reconnecting readers vs after the first 10 turns (< 50 MB).
 
 The scripted server runs in its own process (so the bench's own threads do
-not slow it down), paces its frames like a model producing tokens, and notes
-when each response's first text frame left; both processes read the same
+not slow it down), paces its frames like a model producing tokens (frame n
+leaves n * pace after the first, whatever the load), and notes when each
+response's first text frame left; both processes read the same
 system-wide monotonic clock.
 """
 
@@ -47,7 +48,7 @@ ANSWER = " ".join(f"word{n}" for n in range(200))  # about 1,200 characters, 150
 
 class BenchFake(FakeLLM):
     """The scripted server with bench knobs: when nothing is queued every request gets
-    ``default``; each frame waits ``pace`` seconds first; the time each response's
+    ``default``; frames leave ``pace`` seconds apart; the time each response's
     first text frame was flushed is kept (``GET /_bench/sent``)."""
 
     def __init__(self, port: int):
@@ -94,11 +95,21 @@ class _BenchHandler(llm_server._Handler):
             self._json(200, {"ok": True})
         else:
             self._text_sent = False
+            self._frame_count = 0
+            self._first_frame_at = 0.0
             super().do_POST()
 
     def _chunk(self, data: bytes) -> None:
         if data and self.fake.pace:
-            time.sleep(self.fake.pace)
+            # Frame n leaves at first + n * pace, like a model's tokens: a late wake-up
+            # on a busy machine does not push every later frame back.
+            now = time.monotonic()
+            if not self._frame_count:
+                self._first_frame_at = now
+            delay = self._first_frame_at + self._frame_count * self.fake.pace - now
+            if delay > 0:
+                time.sleep(delay)
+            self._frame_count += 1
         super()._chunk(data)
         if data and not self._text_sent and (b'"text_delta"' in data or b'"content":"' in data):
             self._text_sent = True
@@ -275,6 +286,16 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
     )
     for browser in browsers:
         browser.close()
+    # The same streams without Hermes: what this machine and the scripted server do alone.
+    direct_alone = statistics.median(sdk_direct(fake, args.wire) for _ in range(3))
+    started = time.monotonic()
+    with ThreadPoolExecutor(args.streams) as pool:
+        list(pool.map(lambda _: sdk_direct(fake, args.wire), range(args.streams)))
+    direct_together = time.monotonic() - started
+    print(
+        f"  control, no Hermes: {args.streams} SDK readers at once {direct_together:.3f} s vs one"
+        f" {direct_alone:.3f} s = {direct_together / direct_alone:.3f}x (this machine's own limit)"
+    )
 
     # 4. memory over many turns and reconnecting readers
     fake.configure(pace=0.0, text="a short answer " * 20)
