@@ -319,7 +319,7 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
     for n in range(10):
         one_turn(n)
     before = server.rss_bytes()
-    readers_every = max(args.turns // max(args.readers, 1), 1)
+    readers_every = max((args.turns - 10) // max(args.readers, 1), 1)
     readers = 0
     started = time.monotonic()
     with ThreadPoolExecutor(4) as pool:
