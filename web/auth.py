@@ -46,6 +46,7 @@ from flask_limiter.util import get_remote_address
 
 from web import security
 from web.context import ApiError, get_runtime
+from web.errors import is_api_request
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("hermes.web.auth")
@@ -99,7 +100,7 @@ def _log_in() -> None:
 
 
 def _refuse_anonymous():
-    if request.path == "/api" or request.path.startswith("/api/"):
+    if is_api_request():
         raise ApiError(401, "login_required", "Log in first: POST /login with the password.")
     return redirect(url_for("auth.login", next=_safe_next(request.full_path)))
 

@@ -287,3 +287,12 @@ def test_import_is_size_limited(api):
     assert response.status_code == 413
     assert response.json["error"]["code"] == "too_large"
     assert api.get("/api/skills").json["skills"] == []
+
+
+def test_an_upload_beyond_the_request_cap_is_a_json_413(api):
+    from web import MAX_CONTENT_LENGTH
+
+    response = _upload(api, b"PK\x03\x04" + b"x" * MAX_CONTENT_LENGTH)
+    assert response.status_code == 413
+    assert response.json["error"]["code"] == "too_large"
+    assert api.get("/api/skills").json["skills"] == []
