@@ -140,6 +140,61 @@ def row(name: str, http_times: list[float], direct_times: list[float]) -> None:
     )
 
 
+def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 200) -> dict:
+    """Build or reuse the database in ``home``, serve it, and time both routes.
+
+    Returns ``{"messages": stored count, "sessions": (http ms, store ms),
+    "search": (http ms, store ms)}`` (lists of milliseconds), for bench_web.py
+    to print beside its own figures."""
+    rng = random.Random(7)
+    maker = TextMaker(rng)
+    home.mkdir(parents=True, exist_ok=True)
+    ensure_database(home, messages, per_session, maker)
+    config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
+
+    words = maker.words
+    questions = [
+        f"when did I {rng.choice(words[50:2000])} the {rng.choice(words[2000:20000])}?"
+        for _ in range(queries)
+    ]
+
+    port = free_port()
+    server = start_server(home, port)
+    try:
+        browser = Browser(port)
+        browser.log_in(time.monotonic() + 120)
+        for _ in range(5):  # warm the page cache and the connection
+            browser.get_json("/api/sessions?limit=50")
+            browser.get_json("/api/memory/search?" + urlencode({"q": questions[0]}))
+
+        http_list = timed(lambda: browser.get_json("/api/sessions?limit=50"), queries)
+        pending = list(questions)
+        http_search = timed(
+            lambda: browser.get_json(
+                "/api/memory/search?" + urlencode({"q": pending.pop(), "limit": 20})
+            ),
+            len(questions),
+        )
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+    with Store.open(config) as store:
+        direct_list = timed(lambda: store.list_sessions(limit=50), queries)
+        pending = list(questions)
+        direct_search = timed(lambda: store.search(pending.pop(), limit=20), len(questions))
+        with store.engine.connect() as connection:
+            total = connection.execute(select(func.sum(sessions_table.c.message_count))).scalar()
+    return {
+        "messages": total,
+        "sessions": (http_list, direct_list),
+        "search": (http_search, direct_search),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -147,56 +202,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--home", type=Path, help="build the database here and reuse it later")
     args = parser.parse_args()
-    rng = random.Random(7)
-    maker = TextMaker(rng)
-
     with tempfile.TemporaryDirectory() as tmp:
         home = (args.home or Path(tmp)).resolve()
-        home.mkdir(parents=True, exist_ok=True)
-        ensure_database(home, args.messages, args.per_session, maker)
-        config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
-
-        words = maker.words
-        questions = [
-            f"when did I {rng.choice(words[50:2000])} the {rng.choice(words[2000:20000])}?"
-            for _ in range(args.queries)
-        ]
-
-        port = free_port()
-        server = start_server(home, port)
-        try:
-            browser = Browser(port)
-            browser.log_in(time.monotonic() + 120)
-            for _ in range(5):  # warm the page cache and the connection
-                browser.get_json("/api/sessions?limit=50")
-                browser.get_json("/api/memory/search?" + urlencode({"q": questions[0]}))
-
-            http_list = timed(lambda: browser.get_json("/api/sessions?limit=50"), args.queries)
-            pending = list(questions)
-            http_search = timed(
-                lambda: browser.get_json(
-                    "/api/memory/search?" + urlencode({"q": pending.pop(), "limit": 20})
-                ),
-                len(questions),
-            )
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-
-        with Store.open(config) as store:
-            direct_list = timed(lambda: store.list_sessions(limit=50), args.queries)
-            pending = list(questions)
-            direct_search = timed(lambda: store.search(pending.pop(), limit=20), len(questions))
-            with store.engine.connect() as connection:
-                total = connection.execute(
-                    select(func.sum(sessions_table.c.message_count))
-                ).scalar()
-        print(f"dashboard API at {total:,} stored messages, {args.queries} requests each:")
-        row("/api/sessions first page", http_list, direct_list)
-        row("/api/memory/search", http_search, direct_search)
+        found = measure(
+            home, messages=args.messages, per_session=args.per_session, queries=args.queries
+        )
+    print(f"dashboard API at {found['messages']:,} stored messages, {args.queries} requests each:")
+    row("/api/sessions first page", *found["sessions"])
+    row("/api/memory/search", *found["search"])
 
 
 if __name__ == "__main__":
