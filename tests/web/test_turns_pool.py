@@ -145,11 +145,11 @@ def test_a_silent_turn_gets_heartbeats_without_seq(pool, session_id, fake_llm):
 def test_a_stream_ends_itself_after_max_seconds_and_resuming_loses_nothing(
     pool, session_id, fake_llm
 ):
-    fake_llm.reply(text="first part, pause, second part", stall=1.0, stall_after=3)
+    fake_llm.reply(text="first part, pause, second part", stall=3.0, stall_after=3)
     turn = pool.start(session_id, "hi")
     started = time.monotonic()
     head = read_all(turn, heartbeat=10, max_seconds=0.3)
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 2.5  # it ended by itself, long before the model went on
     assert head and head[-1]["type"] != "done"
     tail = read_all(turn, after=head[-1]["seq"])
     whole = read_all(turn)
