@@ -23,8 +23,13 @@ EXPORT_FORMATS = {"json": ("application/json", "json"), "markdown": ("text/markd
 
 
 def session_json(info: SessionInfo, running_turn_id: str | None) -> dict:
-    """SPEC's session fields plus ``running_turn_id`` and ``model``."""
-    return {**info.to_dict(), "running_turn_id": running_turn_id}
+    """SPEC's session fields plus ``running_turn_id`` and ``model`` (the session's own,
+    else the model its next turn will use)."""
+    return {
+        **info.to_dict(),
+        "model": info.model or get_runtime().model or None,
+        "running_turn_id": running_turn_id,
+    }
 
 
 def _one_session_json(session_id: int) -> dict:

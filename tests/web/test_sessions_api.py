@@ -251,3 +251,16 @@ def test_a_form_body_instead_of_json_is_refused(api, app_store):
     assert response.status_code == 400
     assert response.json["error"]["code"] == "invalid_json"
     assert app_store.get_session(session_id).title == "old"
+
+
+def test_a_session_without_its_own_model_shows_the_configured_one(make_app):
+    from tests.web.conftest import ApiClient, log_in
+
+    app = make_app(provider="anthropic", model="claude-test-model", api_key="k")
+    browser = app.test_client()
+    api = ApiClient(browser, log_in(browser))
+    store = app.extensions["hermes.runtime"].store
+    store.create_session(title="cli", source="cli")
+    store.create_session(title="pinned", source="cli", model="other-model")
+    models = {s["title"]: s["model"] for s in api.get("/api/sessions").json["sessions"]}
+    assert models == {"cli": "claude-test-model", "pinned": "other-model"}
