@@ -33,7 +33,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hermes.errors import Conflict, HermesError, NotFound
+from hermes.errors import HermesError, NotFound, SessionBusy
 from hermes.events import Done, ErrorEvent, Event, to_wire
 
 log = logging.getLogger(__name__)
@@ -52,19 +52,6 @@ MAX_BYTES_PER_TURN = 8 * 1024 * 1024
 MAX_FINISHED_BYTES = 64 * 1024 * 1024
 # Ids of dropped turns remembered so their readers get "gone" (410), not "unknown" (404).
 MAX_TOMBSTONES = 10_000
-
-
-class SessionBusy(Conflict):
-    """The session already has a running turn; ``turn_id`` names it."""
-
-    code = "session_busy"
-
-    def __init__(self, turn_id: str, session_id: int | None = None):
-        super().__init__(
-            f"Session {session_id} already has a running turn ({turn_id}); follow it with "
-            f"GET /api/turns/{turn_id}/events or cancel it first."
-        )
-        self.turn_id = turn_id
 
 
 class TurnGone(HermesError):
@@ -262,7 +249,7 @@ class TurnPool:
                 raise PoolClosed()
             busy = self._busy.get(session_id)
             if busy is not None:
-                raise SessionBusy(busy.turn_id, session_id)
+                raise SessionBusy(session_id, busy.turn_id)
             self._busy[session_id] = turn
             self._turns[turn.turn_id] = turn
         try:

@@ -26,10 +26,10 @@ from collections.abc import Iterator
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
-from hermes.errors import InvalidInput, NotFound
+from hermes.errors import InvalidInput, NotFound, SessionBusy
 from web.auth import login_required
 from web.context import ApiError, json_body
-from web.pool import LiveTurn, PoolClosed, SessionBusy, TurnGone, TurnPool
+from web.pool import LiveTurn, PoolClosed, TurnGone, TurnPool
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from hermes.messages import mark_interrupted
 from tests.fakes.llm_server import FakeLLM
 from tests.web.gunicorn_server import API_KEY, PASSWORD, SECRET_KEY, GunicornServer
 
@@ -154,7 +155,9 @@ def test_cancel_ends_the_stream_with_done_cancelled_and_keeps_the_partial_text(c
     assert stream.done["stop_reason"] == "cancelled"
     assert stream.lines[-1].at - stream.started < 30  # not the model's 60 s silence
     stored = client.session(session)["messages"]
-    assert stored[-1]["role"] == "assistant" and stored[-1]["content"] == stream.text
+    assert stored[-1]["role"] == "assistant" and stored[-1]["content"] == mark_interrupted(
+        stream.text
+    )
     again = client.request("POST", f"/api/turns/{stream.done['turn_id']}/cancel")
     assert again.status_code == 200 and again.json()["turn"]["status"] == "finished"
     assert client.turn(session, "still there?").done["stop_reason"] == "end_turn"

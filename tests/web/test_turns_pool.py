@@ -8,11 +8,12 @@ import time
 
 import pytest
 
-from hermes.errors import NotFound
+from hermes.errors import NotFound, SessionBusy
 from hermes.events import Done, TextDelta, TurnStart
+from hermes.messages import mark_interrupted
 from hermes.runtime import Runtime
 from web import pool as pool_module
-from web.pool import PING, PoolClosed, SessionBusy, TurnGone, TurnPool
+from web.pool import PING, PoolClosed, TurnGone, TurnPool
 
 
 @pytest.fixture
@@ -102,7 +103,8 @@ def test_cancel_ends_the_turn_at_a_safe_point_and_keeps_the_partial_text(
             pool.cancel(turn.turn_id)
     assert seen[-1]["type"] == "done" and seen[-1]["stop_reason"] == "cancelled"
     partial = "".join(e["delta"] for e in seen if e["type"] == "text")
-    assert partial and runtime.store.messages(session_id)[-1].message.content == partial
+    stored = runtime.store.messages(session_id)[-1].message.content
+    assert partial and stored == mark_interrupted(partial)  # kept, and marked as cut short
     assert pool.running(session_id) is None
 
 
