@@ -85,7 +85,5 @@ def test_each_session_keeps_its_own_model(make_config, fake_llm, wire):
 
 def test_log_to_file_from_many_threads_adds_one_handler(tmp_path):
     all_at_once(lambda: log_to_file(tmp_path))
-    handlers = [
-        h for h in logging.getLogger("hermes").handlers if getattr(h, "hermes_log", None)
-    ]
+    handlers = [h for h in logging.getLogger("hermes").handlers if getattr(h, "hermes_log", None)]
     assert len(handlers) == 1
