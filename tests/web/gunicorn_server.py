@@ -63,7 +63,7 @@ class GunicornServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.out_path = home.parent / f"gunicorn-{self.port}.log"
-        self.env = _server_environ(
+        self.env = server_environ(
             PORT=str(self.port),
             FLASK_SECRET_KEY=SECRET_KEY,
             HERMES_WEB_PASSWORD=PASSWORD,
@@ -141,7 +141,7 @@ class GunicornServer:
         return DashboardClient(self.url).login()
 
 
-def _server_environ(**extra: str) -> dict[str, str]:
+def server_environ(**extra: str) -> dict[str, str]:
     """This environment minus anything pointing at a real account, plus ``extra``; the
     venv's bin first on PATH so the Procfile's ``gunicorn`` is this venv's."""
     env = {
