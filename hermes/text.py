@@ -24,3 +24,8 @@ def brief(text: str, limit: int = 100) -> str:
     """``text`` as one printable line of at most ``limit`` characters."""
     line = " ".join(printable(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions``: the count with the word in the right number."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

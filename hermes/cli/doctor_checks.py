@@ -117,7 +117,7 @@ def check_database(config: Config) -> Iterator[Check]:
     try:
         path = sqlite_path(config.database_url)
     except HermesError as exc:
-        yield Check("database", "fail", exc.message, "Fix DATABASE_URL.")
+        yield Check("database", "fail", exc.message, "Fix HERMES_DATABASE_URL.")
         return
     if not path.exists():
         yield Check("database", "ok", f"{path} not created yet (it is created on first use)")
@@ -137,7 +137,9 @@ def check_database(config: Config) -> Iterator[Check]:
             }
     except HermesError as exc:
         engine.dispose()
-        yield Check("database", "fail", exc.message, "Point DATABASE_URL at a Hermes database.")
+        yield Check(
+            "database", "fail", exc.message, "Point HERMES_DATABASE_URL at a Hermes database."
+        )
         return
     except SQLAlchemyError as exc:
         engine.dispose()

@@ -27,7 +27,27 @@ def _open_store():
     return Store.open(Config.from_env())
 
 
-@click.command()
+class QueryCommand(click.Command):
+    """A command whose last argument is free text: the usage line says that ``--`` ends
+    the options, and a usage error repeats it (``hermes search -nginx`` reads -n as --limit)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [*pieces[:-1], "[--]", pieces[-1]] if pieces else pieces
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if any(arg.startswith("-") for arg in args) and "--" not in args:
+                exc.message += (
+                    f"; to search for text that starts with '-', end the options with --, "
+                    f"e.g. `{ctx.command_path} -- -nginx`"
+                )
+            raise
+
+
+@click.command(cls=QueryCommand)
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100))
 @click.option("--session", "session_id", type=int, help="Only this session.")
@@ -40,12 +60,14 @@ def search(query: str, limit: int, session_id: int | None, role: str | None, as_
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
+    from rich.text import Text
 
-    console = Console(highlight=False)
+    from hermes.cli.console import make_console
+
+    console = make_console()
     if not hits:
         shown = query if len(query) <= 80 else query[:79] + "…"
-        console.print(f"No results for {printable(shown)!r}.")
+        console.print(Text(f"No results for {printable(shown)!r}."))
         return
     for hit in hits:
         console.print(_hit_header(hit))
@@ -144,7 +166,12 @@ def export(session_id: int | None, fmt: str, output: Path | None) -> None:
                 click.echo(chunk, nl=False)
             return
         result = write_export(store, output, fmt, session_id)
-    click.echo(f"wrote {result.sessions} sessions, {result.messages} messages to {result.path}")
+    from hermes.text import plural
+
+    click.echo(
+        f"wrote {plural(result.sessions, 'session')}, {plural(result.messages, 'message')} "
+        f"to {result.path}"
+    )
 
 
 @click.group()

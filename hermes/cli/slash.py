@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hermes.cli.render import clean, skill_line
+from hermes.cli.skills_cmds import skills_table
 from hermes.errors import HermesError
 from hermes.text import brief
 
@@ -118,12 +119,7 @@ def skills(repl: Repl, argument: str) -> None:
             f"multi-step task (or run /learn); you can also add {where}/<name>/SKILL.md."
         )
         return
-    for skill in found:
-        line = Text()
-        line.append(skill.name, style="bold cyan")
-        line.append(f"  v{skill.version}, used {skill.uses}×", style="dim")
-        line.append(f"  {brief(skill.description, 90)}")
-        repl.console.print(line)
+    repl.console.print(skills_table(repl.console.width, found))
 
 
 @command("skill", "/skill NAME", "show a skill's SKILL.md")
@@ -206,26 +202,13 @@ def model(repl: Repl, argument: str) -> None:
 
 @command("sessions", "/sessions", "list recent sessions")
 def sessions(repl: Repl, argument: str) -> None:
+    from hermes.cli.sessions_cmds import sessions_table
+
     found, _ = repl.runtime.store.list_sessions(limit=15)
     if not found:
         repl.note("No sessions yet.")
         return
-    table = Table(box=None, padding=(0, 2, 0, 0), header_style="dim")
-    table.add_column("id", justify="right", style="bold cyan")
-    table.add_column("title", max_width=40, no_wrap=True, overflow="ellipsis")
-    table.add_column("msgs", justify="right")
-    table.add_column("updated", style="dim")
-    table.add_column("summary", style="dim", no_wrap=True, overflow="ellipsis")
-    for info in found:
-        marker = "*" if info.id == repl.session_id else ""
-        table.add_row(
-            f"{marker}{info.id}",
-            Text(brief(info.title or "untitled", 60)),
-            str(info.message_count),
-            _date(info.updated_at),
-            Text(brief(info.summary or "", 80)),
-        )
-    repl.console.print(table)
+    repl.console.print(sessions_table(repl.console.width, found, current=repl.session_id))
 
 
 @command("resume", "/resume ID", "continue a past session")

@@ -16,8 +16,9 @@ Two levels of checking:
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -207,16 +208,23 @@ def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
 
 
 def _load_frontmatter(text: str) -> dict:
+    """Strict YAML first; for hand-written files that are not quite YAML, the usual repairs.
+
+    Other agents load these files anyway, so we must too: a tab as indentation
+    is read as two spaces, and a plain value holding ``: `` (``description:
+    Use when: the user tags a release``) is read as the text it obviously is.
+    Our own files never need this: :func:`render_skill_md` writes strict YAML.
+    """
     try:
         data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
-        # YAML forbids tabs as indentation, but hand-written files use them:
-        # read each leading tab as two spaces before giving up.
-        lenient = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "  "), text)
-        try:
-            data = yaml.load(lenient, Loader=_LOADER) if lenient != text else None
-        except yaml.YAMLError:
-            data = None
+        data = None
+        for repaired in _repairs(text):
+            try:
+                data = yaml.load(repaired, Loader=_LOADER)
+            except yaml.YAMLError:
+                continue
+            break
         if data is None:
             raise SkillError(
                 f"SKILL.md frontmatter is not valid YAML: {_first_line(exc)}"
@@ -224,6 +232,26 @@ def _load_frontmatter(text: str) -> dict:
     if not isinstance(data, dict):
         raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
     return data
+
+
+# ``key: value`` where the value is a plain scalar (not quoted, not a list,
+# mapping, block or anchor) and holds ``: `` that YAML would read as a mapping.
+_COLON_VALUE = re.compile(
+    r"^(?P<key>[ ]*[A-Za-z0-9_.-]+:)[ \t]+(?P<value>[^'\"\[{|>&*!#\s][^\n]*?:[ \t][^\n]*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _repairs(text: str) -> Iterator[str]:
+    """Leniently repaired versions of frontmatter that failed to parse, mildest first."""
+    untabbed = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "  "), text)
+    if untabbed != text:
+        yield untabbed
+    quoted = _COLON_VALUE.sub(
+        lambda m: f"{m.group('key')} {json.dumps(m.group('value'), ensure_ascii=False)}", untabbed
+    )
+    if quoted != untabbed:
+        yield quoted
 
 
 def _scalar_text(value: Any) -> Any:

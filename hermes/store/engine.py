@@ -34,16 +34,16 @@ def sqlite_path(database_url: str) -> Path:
         url = make_url(database_url)
     except (ArgumentError, ValueError):
         raise ConfigError(
-            "DATABASE_URL is not a valid SQLAlchemy URL; use sqlite:///path/to/hermes.db."
+            "HERMES_DATABASE_URL is not a valid SQLAlchemy URL; use sqlite:///path/to/hermes.db."
         ) from None
     if url.get_backend_name() != "sqlite":
         raise ConfigError(
-            f"DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
+            f"HERMES_DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
             f"store needs SQLite's FTS5 search, and {url.get_backend_name()!r} has none."
         )
     if not url.database or url.database == ":memory:":
         raise ConfigError(
-            "DATABASE_URL points at an in-memory SQLite database; use a file, "
+            "HERMES_DATABASE_URL points at an in-memory SQLite database; use a file, "
             "e.g. sqlite:///$HERMES_HOME/hermes.db, so memory survives a restart."
         )
     return Path(url.database).expanduser()
@@ -57,7 +57,7 @@ def make_folders(config) -> None:
         except OSError as exc:
             raise StoreError(
                 f"Cannot create the folder {folder}: {exc.strerror or exc}. Point HERMES_HOME "
-                "(or DATABASE_URL) at a writable place."
+                "(or HERMES_DATABASE_URL) at a writable place."
             ) from None
 
 

@@ -76,7 +76,7 @@ def current_revision(connection: Connection) -> str | None:
         if tables:
             raise StoreError(
                 "The database has tables but no schema revision, so it was not created by "
-                "Hermes; point DATABASE_URL at a new file."
+                "Hermes; point HERMES_DATABASE_URL at a new file."
             )
     return revision
 
