@@ -36,13 +36,26 @@ class QueryCommand(click.Command):
         return [*pieces[:-1], "[--]", pieces[-1]] if pieces else pieces
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
+        ctx.meta["hermes.raw_args"] = list(args)
+        with self._dash_hint(ctx):
             return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        # Click converts option values (`-nginx` as --limit "ginx") here, not in parse_args.
+        with self._dash_hint(ctx):
+            return super().invoke(ctx)
+
+    @staticmethod
+    @contextmanager
+    def _dash_hint(ctx: click.Context):
+        try:
+            yield
         except click.UsageError as exc:
+            args = ctx.meta.get("hermes.raw_args", [])
             if any(arg.startswith("-") for arg in args) and "--" not in args:
                 exc.message += (
-                    f"; to search for text that starts with '-', end the options with --, "
-                    f"e.g. `{ctx.command_path} -- -nginx`"
+                    f" To search for text that starts with '-', end the options with --, "
+                    f"e.g. `{ctx.command_path} -- -nginx`."
                 )
             raise
 
@@ -124,14 +137,15 @@ class _ProgressBar:
         self.bar = None
         if not sys.stderr.isatty():
             return None
-        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+        from hermes.cli.console import make_console
 
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             DownloadColumn(),
-            console=Console(stderr=True),
+            console=make_console(stderr=True),
             transient=True,
         )
         self.bar.start()

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes.cli import slash
+from hermes.cli.console import make_console
 from hermes.cli.render import TurnView, clean
 from hermes.errors import HermesError
 from hermes.text import brief
@@ -38,7 +39,7 @@ class Repl:
 
     def __init__(self, runtime, console: Console | None = None):
         self.runtime = runtime
-        self.console = console or Console(highlight=False)
+        self.console = console or make_console()
         self.session_id: int | None = None
         self._agent = None
         # A cancelled turn whose worker had not stopped when we gave the prompt back.

@@ -104,6 +104,9 @@ def import_(path: Path, replace: bool) -> None:
     from hermes.text import brief, plural
 
     report = _manager().import_skills(path, replace=replace)
+    if not report.installed and len(report.skipped) == 1:
+        what, reason = report.skipped[0]
+        raise HermesError(f"{what} was not imported: {reason}")
     console = _console()
     for skill in report.installed:
         verb = "replaced" if skill.name in report.replaced else "imported"
