@@ -17,6 +17,7 @@ Two levels of checking:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_BODY = 100_000
 MAX_FILE_BYTES = 1_000_000
+MAX_LISTED_FILES = 500
 MAX_TRIGGERS = 20
 MAX_TRIGGER_CHARS = 64
 
@@ -107,16 +109,27 @@ class Skill:
 
     @property
     def files(self) -> list[str]:
-        """Relative paths of the files under scripts/, references/ and assets/."""
+        """Relative paths of every file bundled with the skill (SKILL.md and hidden ones aside).
+
+        Skills from the wild keep documents beside SKILL.md (``FORMS.md``,
+        ``reference/*.md``), not only under scripts/, references/ and assets/.
+        Links are never followed.
+        """
         if self.path is None:
             return []
         found = []
-        for folder in RESOURCE_DIRS:
-            base = self.path / folder
-            if base.is_dir() and not base.is_symlink():
-                for item in sorted(base.rglob("*")):
-                    if item.is_file() and not item.is_symlink():
-                        found.append(item.relative_to(self.path).as_posix())
+        for current, dirs, names in os.walk(self.path, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            base = Path(current)
+            for name in sorted(names):
+                item = base / name
+                if name.startswith(".") or item.is_symlink() or not item.is_file():
+                    continue
+                relative = item.relative_to(self.path).as_posix()
+                if relative != SKILL_FILE:
+                    found.append(relative)
+                if len(found) >= MAX_LISTED_FILES:
+                    return found
         return found
 
     def with_metadata(self, **fields: str | None) -> Skill:
