@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from hermes.privacy import create_private_file, private_folder
+
 LOG_FILE = "hermes.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -35,7 +37,8 @@ def log_to_file(home: Path) -> Path:
         logger.removeHandler(old)
         old.close()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
+        create_private_file(path)  # the log names sessions and skills: not for other users
         handler: logging.Handler = _FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # an unwritable home is reported elsewhere

@@ -20,11 +20,22 @@ ROLES = ("user", "assistant", "tool", "summary")
 # stored or imported text must not reach the terminal.
 
 
-def _open_store():
+def open_store(*, reading: bool = False):
+    """The store; for a command that only reads, a home we cannot write is opened read-only."""
+    import os
+
     from hermes.config import Config
     from hermes.store import Store
+    from hermes.store.engine import sqlite_path
 
-    return Store.open(Config.from_env())
+    config = Config.from_env()
+    if reading:
+        path = sqlite_path(config.database_url)
+        if path.is_file() and not (
+            os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+        ):
+            return Store.open_read_only(config)
+    return Store.open(config)
 
 
 class QueryCommand(click.Command):
@@ -68,7 +79,7 @@ class QueryCommand(click.Command):
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of hits.")
 def search(query: str, limit: int, session_id: int | None, role: str | None, as_json: bool) -> None:
     """Search every past conversation for QUERY (plain words, questions, "phrases")."""
-    with _open_store() as store:
+    with open_store(reading=True) as store:
         hits = store.search(query, limit=limit, session_id=session_id, role=role)
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -125,7 +136,7 @@ def import_(kind: str, file: Path) -> None:
     """
     from hermes.store.importers import import_file
 
-    with _open_store() as store, _ProgressBar() as progress:
+    with open_store() as store, _ProgressBar() as progress:
         result = import_file(store, kind, file, progress=progress)
     click.echo(result.summary())
 
@@ -174,7 +185,7 @@ def export(session_id: int | None, fmt: str, output: Path | None) -> None:
     """Export sessions as JSON (re-importable with `hermes import hermes`) or Markdown."""
     from hermes.store.exports import iter_export, write_export
 
-    with _open_store() as store:
+    with open_store(reading=True) as store:
         if output is None:
             for chunk in iter_export(store, fmt, session_id):
                 click.echo(chunk, nl=False)
@@ -190,7 +201,7 @@ def export(session_id: int | None, fmt: str, output: Path | None) -> None:
 
 @click.group()
 def db() -> None:
-    """Database maintenance: schema upgrades and backups."""
+    """Database maintenance: schema upgrades, backups and restoring one."""
 
 
 @db.command()
@@ -222,6 +233,25 @@ def backup() -> None:
     with _engine(config) as engine:
         path = migrate.backup_database(engine, config.backups_dir)
     click.echo(str(path))
+
+
+@db.command()
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+def restore(file: Path | None) -> None:
+    """Put a backup back as the database (default: the newest file in HERMES_HOME/backups/).
+
+    The backup is checked with PRAGMA integrity_check first; the current
+    database (damaged or not) is moved aside as hermes.db.broken-<time>, never
+    deleted. Stop other Hermes processes (the web server) before restoring.
+    """
+    from hermes.config import Config
+    from hermes.store.restore import restore_database
+
+    config = Config.from_env()
+    result = restore_database(config.database_url, config.backups_dir, file)
+    click.echo(f"restored {result.database} from {result.source}")
+    if result.moved_aside:
+        click.echo(f"the previous database was moved to {result.moved_aside}")
 
 
 @contextmanager

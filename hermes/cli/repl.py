@@ -242,10 +242,12 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
+    from hermes.privacy import create_private_file, private_folder
+
     history_file = repl.runtime.config.history_file
     try:
-        history_file.parent.mkdir(parents=True, exist_ok=True)
-        history_file.touch(exist_ok=True)
+        private_folder(history_file.parent)
+        create_private_file(history_file)  # what the user typed: private
         history = FileHistory(str(history_file))
     except OSError:
         history = InMemoryHistory()
@@ -367,6 +369,9 @@ def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None
     config = Config.from_env()
     runtime = Runtime(config)
     try:
+        # Open (and if needed upgrade) the database now: a damaged or unwritable one
+        # is reported before the user types, not after their first message.
+        runtime.store  # noqa: B018
         repl = Repl(runtime)
         if input_lines is not None:
             lines = input_lines(repl)

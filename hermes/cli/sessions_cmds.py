@@ -51,10 +51,9 @@ def local_date(moment: datetime | None) -> str:
 def sessions(limit: int, as_json: bool) -> None:
     """List the most recently updated sessions (continue one with `hermes chat --session ID`)."""
     from hermes.cli.console import make_console
-    from hermes.config import Config
-    from hermes.store import Store
+    from hermes.cli.memory_cmds import open_store
 
-    with Store.open(Config.from_env()) as store:
+    with open_store(reading=True) as store:
         found, _ = store.list_sessions(limit=limit)
     if as_json:
         keys = ("id", "title", "source", "created_at", "updated_at", "message_count", "summary")

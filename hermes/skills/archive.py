@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 
 from hermes.atomic import replacing
 from hermes.errors import SkillError
+from hermes.privacy import private_folder
 from hermes.skills.history import VERSIONS_DIR
 from hermes.skills.schema import MAX_FILE_BYTES, SKILL_FILE, parse_skill_md, validate_name
 
@@ -52,7 +53,7 @@ def collect(path: Path, *, staging_root: Path) -> Iterator[Collected]:
     """
     if not path.exists():
         raise SkillError(f"Nothing to import at {path}: no such file or folder.")
-    staging_root.mkdir(parents=True, exist_ok=True)
+    private_folder(staging_root)
     staging = Path(tempfile.mkdtemp(dir=staging_root, prefix=".import-"))
     try:
         source = path

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hermes.atomic import write_text
 from hermes.errors import Conflict, HermesError, NotFound, SkillError
+from hermes.privacy import private_folder, secure_tree
 from hermes.skills import history
 from hermes.skills.history import SkillVersion
 from hermes.skills.index import Terms, rank
@@ -279,6 +280,7 @@ class SkillManager:
                     )
                     continue
                 try:
+                    secure_tree(folder)  # imported files may be world-readable
                     if exists:
                         self._replace_with(name, folder)
                         report.replaced.append(name)
@@ -320,6 +322,7 @@ class SkillManager:
         validate_skill(replace(new, extra=fresh_extra), folder_name=current.name)
         history.archive(folder, current.version, (folder / SKILL_FILE).read_text(encoding="utf-8"))
         write_text(folder / SKILL_FILE, render_skill_md(new))
+        secure_tree(folder / history.VERSIONS_DIR)
         return self.get(current.name)
 
     def _replace_with(self, name: str, staged: Path) -> None:
@@ -347,7 +350,7 @@ class SkillManager:
             shutil.rmtree(trash, ignore_errors=True)
 
     def _install(self, name: str, files: dict[str, str]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_folder(self.root)
         if (self.root / name).exists():
             raise Conflict(
                 f"A skill named {name!r} already exists; refine it or choose another name."
@@ -357,6 +360,7 @@ class SkillManager:
             for relative, text in files.items():
                 (staging / relative).write_text(text, encoding="utf-8")
             try:
+                secure_tree(staging)
                 os.rename(staging, self.root / name)
             except OSError:
                 raise Conflict(f"A skill named {name!r} already exists.") from None
