@@ -156,9 +156,17 @@ def check_database(config: Config) -> Iterator[Check]:
             }
     except HermesError as exc:
         engine.dispose()
-        yield Check(
-            "database", "fail", exc.message, "Point HERMES_DATABASE_URL at a Hermes database."
-        )
+        if "is damaged" in exc.message:
+            yield Check(
+                "database",
+                "fail",
+                f"{path} is damaged: {first_line(exc.__cause__ or exc)}",
+                restore_fix(config, path),
+            )
+        else:
+            yield Check(
+                "database", "fail", exc.message, "Point HERMES_DATABASE_URL at a Hermes database."
+            )
         return
     except SQLAlchemyError as exc:
         engine.dispose()

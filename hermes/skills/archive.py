@@ -168,6 +168,8 @@ def _stage_folder(folder: Path, into: Path) -> tuple[str, Path]:
             relative = Path(SKILL_FILE)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(file, target / relative)
+        if file.stat().st_mode & stat.S_IXUSR:  # a script stays runnable (by its owner only)
+            (target / relative).chmod(0o700)
     return name, target
 
 
