@@ -115,7 +115,7 @@ class Config:
             )
         if not self.api_key:
             raise ConfigError(
-                f"{KEY_VARIABLES[self.provider]} is not set: set it to use the "
+                f"{key_variable(self.provider)} is not set: set it to use the "
                 f"{self.provider} provider (or point HERMES_BASE_URL at a local server)."
             )
 
@@ -139,10 +139,20 @@ class Config:
             )
 
         provider = _choose_provider(env)
-        model = env.get("HERMES_MODEL") or (DEFAULT_MODELS[provider] if provider else "")
+        model = env.get("HERMES_MODEL") or (DEFAULT_MODELS.get(provider, "") if provider else "")
         base_url = None
         api_key = None
-        if provider:
+        if provider and provider not in PROVIDER_NAMES:
+            # A plugin provider (entry point group hermes.providers): its class says
+            # which variable holds its key and which model it defaults to.
+            from hermes.providers.registry import provider_class
+
+            plugin = provider_class(provider)
+            model = env.get("HERMES_MODEL") or getattr(plugin, "default_model", "")
+            base_url = env.get("HERMES_BASE_URL")
+            variable = key_variable(provider)
+            api_key = env.get(variable) if variable else "not-needed"
+        elif provider:
             base_url = env.get("HERMES_BASE_URL") or env.get(
                 SDK_BASE_URL_VARIABLES.get(provider, "")
             )
@@ -200,13 +210,29 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
     return env
 
 
+def key_variable(provider: str | None) -> str | None:
+    """The variable holding ``provider``'s API key (None: a plugin that needs none)."""
+    if provider is None:
+        return None
+    if provider in KEY_VARIABLES:
+        return KEY_VARIABLES[provider]
+    from hermes.providers.registry import provider_class
+
+    return getattr(provider_class(provider), "key_variable", None)
+
+
 def _choose_provider(env: _Env) -> str | None:
     chosen = env.get("HERMES_PROVIDER")
     if chosen:
         chosen = chosen.strip().lower()
         if chosen not in PROVIDER_NAMES:
-            valid = ", ".join(PROVIDER_NAMES)
-            raise ConfigError(f"Unknown HERMES_PROVIDER {chosen!r}: use one of {valid}.")
+            # Not built in: a provider plugin may have registered it.
+            from hermes.providers.registry import provider_names
+
+            registered = provider_names()
+            if chosen not in registered:
+                valid = ", ".join(registered)
+                raise ConfigError(f"Unknown HERMES_PROVIDER {chosen!r}: use one of {valid}.")
         return chosen
     # The provider whose key is set; then the one whose SDK base URL is set.
     for name in PROVIDER_NAMES:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hermes.config import KEY_VARIABLES, Config
+from hermes.config import Config, key_variable
 from hermes.errors import HermesError, StoreError
 
 Status = Literal["ok", "warn", "fail"]
@@ -53,7 +53,7 @@ def check_config(config: Config) -> Check:
             "openai with HERMES_BASE_URL for a local server such as Ollama), e.g. in "
             f"{config.home / '.env'}.",
         )
-    variable = KEY_VARIABLES[config.provider]
+    variable = key_variable(config.provider)
     if not config.api_key:
         return Check(
             "configuration",
