@@ -97,8 +97,6 @@ class MessageRow(Base):
     context: Mapped[str | None] = mapped_column(Text)
     turn_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (Index("ix_messages_session_position", "session_id", "position", unique=True),)
 
