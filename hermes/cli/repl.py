@@ -251,10 +251,11 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
         history = FileHistory(str(history_file))
     except OSError:
         history = InMemoryHistory()
+    line_was_empty = [True]
     session = PromptSession(
         history=history,
         multiline=True,
-        key_bindings=_key_bindings(),
+        key_bindings=_key_bindings(line_was_empty),
         completer=slash.SlashCompleter(lambda: _skill_names(repl)),
         complete_while_typing=True,
         prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
@@ -264,7 +265,11 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
         try:
             text = session.prompt([("bold", PROMPT)])
         except KeyboardInterrupt:
-            continue  # Ctrl-C at the prompt clears the line (the generator must live on)
+            # Ctrl-C at the prompt clears the line (the generator must live on); on an
+            # empty line the user may be trying to leave, so say how.
+            if line_was_empty[0]:
+                repl.note("Ctrl-D or /exit quits (Ctrl-C cancels a running answer).")
+            continue
         except EOFError:
             return
         yield text
@@ -302,10 +307,16 @@ def plain_lines(stream=None) -> Iterator[str]:
         yield line.rstrip("\n")
 
 
-def _key_bindings():
+def _key_bindings(line_was_empty: list[bool]):
     from prompt_toolkit.key_binding import KeyBindings
 
     bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _interrupt(event) -> None:
+        # prompt_toolkit's own Ctrl-C, noting first whether there was text to clear.
+        line_was_empty[0] = not event.current_buffer.text
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
     @bindings.add("enter")
     def _send(event) -> None:

@@ -108,13 +108,15 @@ def import_(path: Path, replace: bool) -> None:
         what, reason = report.skipped[0]
         raise HermesError(f"{what} was not imported: {reason}")
     console = _console()
+    # One line per skill, cut to the terminal (the description is on `skills show`).
+    width = console.width if console.is_terminal else 10_000
     for skill in report.installed:
         verb = "replaced" if skill.name in report.replaced else "imported"
-        console.print(
-            Text.assemble(f"{verb} ", (skill.name, "bold"), f": {brief(skill.description, 200)}")
-        )
+        line = brief(f"{verb} {skill.name}: {skill.description}", width)
+        console.print(Text(line), no_wrap=True, overflow="crop")
     for what, reason in report.skipped:
-        console.print(Text(f"skipped {brief(what, 80)}: {brief(reason, 300)}", style="yellow"))
+        line = brief(f"skipped {what}: {reason}", width)
+        console.print(Text(line, style="yellow"), no_wrap=True, overflow="crop")
     summary = f"{plural(len(report.installed), 'skill')} imported"
     if report.skipped:
         raise HermesError(f"{summary}, {len(report.skipped)} skipped (see above).")

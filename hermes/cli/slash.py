@@ -8,6 +8,7 @@ input line; an unknown name gets a suggestion.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,9 +33,14 @@ KEYS_HELP = (
     ("Up / Down", "previous / next input (history is kept in $HERMES_HOME/repl_history)"),
     ("Tab", "complete a slash command or, after /skill, a skill name"),
     ("Ctrl-C", "cancel the running turn (its partial answer is kept), or clear the line"),
-    ("Ctrl-D", "on an empty line: close the session (saves its summary) and quit"),
+    ("Ctrl-D, /exit", "close the session (saving its summary) and quit"),
     ("//text", "send a message that starts with a slash"),
 )
+
+
+# What model ids look like across providers: gpt-4.1, claude-sonnet-4-6,
+# anthropic/claude-sonnet-4.6, llama3.2:latest, models/gemini-2.5@001.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -189,8 +195,11 @@ def model(repl: Repl, argument: str) -> None:
     if not config.provider:
         repl.warn("No provider is configured, so there is no model to switch (see hermes doctor).")
         return
-    if len(argument.split()) != 1:
-        repl.warn("Usage: /model [ID] (a model id has no spaces, e.g. /model gpt-4.1).")
+    if not MODEL_ID.fullmatch(argument):
+        repl.warn(
+            f"{brief(argument, 60)!r} is not a model id: ids are letters, digits and . _ - : / @ + "
+            "without spaces, e.g. /model gpt-4.1 or /model anthropic/claude-sonnet-4.6."
+        )
         return
     new_model = argument
     repl.runtime.set_model(new_model)
