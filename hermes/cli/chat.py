@@ -164,8 +164,9 @@ class PlainPrinter:
             self._note(cut_line(f"→ {event.name}({arguments})", self.width))
         elif kind == "tool_result":
             status = "error" if event.is_error else "ok"
-            first = next((line for line in event.output.splitlines() if line.strip()), "")
-            self._note(cut_line(f"  {status} in {event.duration_ms} ms: {first}", self.width))
+            # One line: the output's lines joined with ⏎, their own spacing kept.
+            joined = " ⏎ ".join(line for line in event.output.splitlines() if line.strip())
+            self._note(cut_line(f"  {status} in {event.duration_ms} ms: {joined}", self.width))
         elif kind == "skill":
             self._note(f"skill {event.action}: {event.name} (v{event.version})")
         elif kind == "error":

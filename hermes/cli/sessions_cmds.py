@@ -12,19 +12,18 @@ from datetime import datetime
 
 import click
 
-from hermes.cli.console import Column, fitted_table
-
-SESSION_COLUMNS = (
-    Column("id", justify="right", style="bold cyan"),
-    Column("title", share=2),
-    Column("msgs", justify="right"),
-    Column("updated", style="dim"),
-    Column("summary", share=3, style="dim"),
-)
-
 
 def sessions_table(width: int, sessions, current: int | None = None):
     """The sessions as a table at most ``width`` columns wide; ``current`` is starred."""
+    from hermes.cli.console import Column, fitted_table
+
+    columns = (
+        Column("id", justify="right", style="bold cyan"),
+        Column("title", share=2),
+        Column("msgs", justify="right"),
+        Column("updated", style="dim"),
+        Column("summary", share=3, style="dim"),
+    )
     rows = [
         (
             f"{'*' if info.id == current else ''}{info.id}",
@@ -35,7 +34,7 @@ def sessions_table(width: int, sessions, current: int | None = None):
         )
         for info in sessions
     ]
-    return fitted_table(width, SESSION_COLUMNS, rows)
+    return fitted_table(width, columns, rows)
 
 
 def local_date(moment: datetime | None) -> str:

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from hermes.cli.console import Column, fitted_table
-
 
 def _manager():
     from hermes.config import Config
@@ -22,22 +20,22 @@ def _console():
     return make_console()
 
 
-SKILL_COLUMNS = (
-    Column("name", style="bold cyan"),
-    Column("v", justify="right"),
-    Column("uses", justify="right"),
-    Column("by", style="dim"),
-    Column("description", share=1),
-)
-
-
 def skills_table(width: int, found):
     """Skills as a table at most ``width`` wide: name, version, uses in full, description cut."""
+    from hermes.cli.console import Column, fitted_table
+
+    columns = (
+        Column("name", style="bold cyan"),
+        Column("v", justify="right"),
+        Column("uses", justify="right"),
+        Column("by", style="dim"),
+        Column("description", share=1),
+    )
     rows = [
         (skill.name, str(skill.version), str(skill.uses), skill.created_by, skill.description)
         for skill in found
     ]
-    return fitted_table(width, SKILL_COLUMNS, rows)
+    return fitted_table(width, columns, rows)
 
 
 @click.group()
