@@ -4,7 +4,7 @@ The home holds every conversation, the API keys in ``.env``, the web secret
 and the shell history, so nothing in it may be readable by other accounts on
 the machine. Files Hermes creates are made private as they are created
 (:func:`create_private_file`, :func:`private_folder`); :func:`secure_home`
-fixes whatever is already there (a home written by an older Hermes, a ``.env``
+fixes what Hermes keeps there (a home written by an older Hermes, a ``.env``
 made with a plain ``cp``) once per process. Links are never followed, and a
 file we cannot change (another owner, a read-only disk) is left as it is:
 ``hermes doctor`` reports an unwritable home.
@@ -58,14 +58,34 @@ def secure_tree(root: Path) -> None:
             _fix(base / name, FILE_MODE)
 
 
+# What Hermes keeps in HERMES_HOME. Only these are changed, so a HERMES_HOME
+# pointed at a folder that holds other things (even ~) does not have them chmodded.
+HOME_ENTRIES = (
+    "hermes.db",
+    "hermes.db-wal",
+    "hermes.db-shm",
+    "backups",
+    "repl_history",
+    "hermes.log",
+    ".env",
+    "memory",
+    "skills",
+)
+
+
 def secure_home(home: Path) -> None:
-    """Fix the permissions of an existing HERMES_HOME and all it holds, once per process."""
+    """Fix the permissions of an existing HERMES_HOME and what Hermes keeps in it,
+    once per process."""
     home = Path(home)
     with _lock:
         if home in _secured:
             return
         _secured.add(home)
-    secure_tree(home)
+    if not home.is_dir() or home.is_symlink():
+        return
+    _fix(home, FOLDER_MODE)
+    for name in HOME_ENTRIES:
+        secure_tree(home / name)
 
 
 def _fix(path: Path, mode: int) -> None:

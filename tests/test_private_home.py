@@ -89,6 +89,8 @@ def test_an_old_world_readable_home_is_fixed_at_start(env, workspace):
     for path in [home, *home.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     (home / "hermes.db-wal").unlink()  # a stray -wal without its database would be replayed
+    (home / "not-hermes.txt").write_text("someone else's")  # HERMES_HOME set to a shared folder
+    (home / "not-hermes.txt").chmod(0o644)
     result = run_hermes(["sessions"], env=env, cwd=workspace)
     assert result.returncode == 0, result.stderr
-    assert public(home) == {}
+    assert public(home) == {"not-hermes.txt": "0o644"}  # only what Hermes keeps is changed
