@@ -2,6 +2,8 @@
 
 It is a real HTTP server on 127.0.0.1, so the real SDKs talk to it exactly as
 they talk to the real APIs: streaming SSE, JSON bodies, error bodies, headers.
+It validates each request body like the real APIs do (``llm_validate``):
+an invalid history gets the provider's own 400, not a reply.
 A test queues replies; each request takes the next one and the server writes
 it in the format the request's path asks for (``/v1/messages`` is Anthropic,
 ``/v1/chat/completions`` is OpenAI), so one script drives both providers::
@@ -34,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes import llm_validate
 from tests.fakes import llm_wire as wf
 
 EXHAUSTED = "fake LLM: script exhausted (no reply queued for this request)"
@@ -67,6 +70,7 @@ class Reply:
     stream_error_after: int = 1
     malformed_after: int | None = None  # send a data line that is not JSON, then end
     delay: float = 0.0  # seconds to wait before answering at all
+    chunk_delay: float = 0.0  # seconds between two SSE events, like a model generating
     model: str | None = None
     # Error replies.
     status: int = 200
@@ -139,6 +143,10 @@ class FakeLLM:
         self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        # Like the real APIs, refuse invalid histories with a 400 (see llm_validate);
+        # the messages of the requests refused so far.
+        self.strict = True
+        self.rejected: list[str] = []
         self.stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._port: int | None = None
@@ -228,6 +236,7 @@ class FakeLLM:
     def reset(self) -> None:
         with self._lock:
             self._queue.clear()
+            self.rejected.clear()
             self.requests.clear()
 
     @property
@@ -349,6 +358,14 @@ class _Handler(BaseHTTPRequestHandler):
         if wire is None:
             self._json(404, {"error": {"message": f"fake LLM: no route for POST {self.path}"}})
             return
+        if self.fake.strict:
+            found = llm_validate.problem(wire, body)
+            if found is not None:
+                # Refused like the real API refuses it; the scripted reply stays queued.
+                message, param = found
+                self.fake.rejected.append(message)
+                self._json(400, wf.invalid_request_body(wire, message, param))
+                return
         reply = self.fake.next_reply()
         if reply.delay and self.fake.stopping.wait(reply.delay):
             return
@@ -396,6 +413,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for n, frame in enumerate(self._frames(wire, reply, model, include_usage)):
                 if reply.cut_after is not None and n >= reply.cut_after:
+                    raise _Cut
+                if reply.chunk_delay and n and self.fake.stopping.wait(reply.chunk_delay):
                     raise _Cut
                 if reply.stall is not None and n == reply.stall_after:
                     self.wfile.flush()
