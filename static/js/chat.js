@@ -3,12 +3,15 @@
 // session's running usage total in the header.
 
 import { get, post, enc, qs, ApiError } from './api.js';
-import { TurnStream, cancelTurn } from './stream.js';
 import { Transcript, messageShell, rawOf } from './transcript.js';
-import { TurnView, usageText } from './turnview.js';
+import { usageText } from './usage.js';
+
+// The streaming machinery loads with the first turn this page follows (first-load budget).
+const turnModules = () => Promise.all([import('./stream.js'), import('./turnview.js')]);
 import { announce, copyText, flash, errorBox, el } from './ui.js';
 
-const PAGE = 100;
+const PAGE = 100; // older/newer pages
+const FIRST_PAGE = 50; // what a session opens with: enough to fill the screen, quick to paint
 const $ = (id) => document.getElementById(id);
 
 export class Chat {
@@ -98,11 +101,11 @@ export class Chat {
           data = { session: newer.session, messages: older.messages.concat(newer.messages), has_more: older.has_more };
           this.hasNewer = Boolean(newer.has_more);
         } else {
-          data = await get(base + qs({ limit: PAGE }));
+          data = await get(base + qs({ limit: FIRST_PAGE }));
           this.hasNewer = false;
         }
       } else {
-        data = await get('/api/sessions/' + enc(sessionId) + qs({ limit: PAGE }));
+        data = await get('/api/sessions/' + enc(sessionId) + qs({ limit: FIRST_PAGE }));
         this.hasNewer = false;
       }
     } catch (e) {
@@ -209,6 +212,7 @@ export class Chat {
 
   /** Follow a turn: a new one (`start` has the text) or a running one (`turnId`). */
   async _follow(start, turnId, { quiet = false } = {}) {
+    const [{ TurnStream }, { TurnView }] = await turnModules();
     const view = new TurnView({ onRetry: () => this.send(start ? start.text : this.lastText || '') });
     const sessionId = this.session.id;
     const turn = { view, turnId, stream: null };
@@ -301,6 +305,7 @@ export class Chat {
     this.stopBtn.disabled = true;
     this.stopBtn.textContent = 'Stopping…';
     try {
+      const { cancelTurn } = await import('./stream.js');
       await cancelTurn(this.turn.view.turnId || this.turn.turnId);
     } catch (e) {
       announce(e.message);

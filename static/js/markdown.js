@@ -103,7 +103,11 @@ export function addCodeCopyButtons(root) {
  * Markdown that grows while it streams. Blocks that can no longer change are rendered and
  * sanitized once and stay in the DOM; only the tail (the last two blocks, since a list or a
  * paragraph may still absorb what comes next) is redrawn, at most once per animation frame.
+ * A frame handles at most FRAME_CHARS of new text, so a burst (a replay after a reload, a
+ * fast local model) is drawn over a few frames instead of one long task.
  */
+const FRAME_CHARS = 800;
+
 export class StreamingMarkdown {
   constructor(container) {
     this.container = container;
@@ -113,30 +117,54 @@ export class StreamingMarkdown {
     this.live.className = 'md-live';
     container.append(this.live);
     this.pending = false;
+    this.finishing = false;
+    this.finished = false;
   }
 
   append(delta) {
     this.text += String(delta).replace(/\r/g, ''); // raw lengths below must add up
-    if (!this.pending) {
-      this.pending = true;
-      requestAnimationFrame(() => {
-        this.pending = false;
-        this._draw(false);
-      });
-    }
+    this._schedule();
   }
 
-  /** The answer is complete: render the rest once, for good. */
+  /** The answer is complete: render the rest for good (over as many frames as it needs). */
   finish() {
-    this._draw(true);
+    this.finishing = true;
+    this._schedule();
+  }
+
+  _schedule() {
+    if (this.pending || this.finished) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      if (!this._draw(this.finishing)) this._schedule();
+      else if (this.finishing) this._seal();
+    });
+  }
+
+  _seal() {
+    this.finished = true;
     this.live.replaceWith(...this.live.childNodes);
     addCodeCopyButtons(this.container);
   }
 
+  /** Draw one frame's worth; true when everything received so far is drawn. */
   _draw(final) {
     const tail = this.text.slice(this.frozenUpTo);
-    const tokens = Lexer.lex(tail, marked.defaults);
-    const keep = final ? tokens.length : Math.max(0, tokens.length - 2);
+    let source = tail;
+    let partial = false;
+    if (tail.length > FRAME_CHARS) {
+      source = tail.slice(0, FRAME_CHARS);
+      partial = true;
+    }
+    let tokens = Lexer.lex(source, marked.defaults);
+    if (partial && tokens.length <= 2) {
+      // One block longer than a frame's budget (a long code block): take it whole.
+      source = tail;
+      partial = false;
+      tokens = Lexer.lex(source, marked.defaults);
+    }
+    const keep = final && !partial ? tokens.length : Math.max(0, tokens.length - 2);
     if (keep > 0) {
       const done = tokens.slice(0, keep);
       const frag = sanitize(Parser.parse(done, marked.defaults));
@@ -145,7 +173,7 @@ export class StreamingMarkdown {
       this.frozenUpTo += done.reduce((n, t) => n + t.raw.length, 0);
     }
     const rest = tokens.slice(keep);
-    const live = rest.length ? sanitize(Parser.parse(rest, marked.defaults)) : document.createDocumentFragment();
-    this.live.replaceChildren(live);
+    this.live.replaceChildren(rest.length ? sanitize(Parser.parse(rest, marked.defaults)) : '');
+    return !partial && (!final || this.frozenUpTo === this.text.length);
   }
 }

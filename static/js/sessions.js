@@ -4,7 +4,7 @@
 import { get, patch, del, enc, qs } from './api.js';
 import { el, shortTime, fullTime, confirmDialog, announce } from './ui.js';
 
-const PAGE = 50;
+const PAGE = 40; // about two screens of titles; more load as the list scrolls
 const $ = (id) => document.getElementById(id);
 
 export class Sidebar {

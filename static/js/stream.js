@@ -9,6 +9,7 @@
 import { request, enc, ApiError } from './api.js';
 
 const RETRY_DELAYS_MS = [250, 1000, 2000, 4000, 8000];
+const SLICE_MS = 8;
 
 /** Split a byte stream into parsed JSON lines; bad lines are skipped, never fatal. */
 async function* ndjson(response, signal) {
@@ -20,10 +21,12 @@ async function* ndjson(response, signal) {
       const { value, done } = await reader.read();
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
+      // Walk the lines by index and cut the buffer once: a burst (a replay) holds hundreds.
+      let from = 0;
       let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
+      while ((nl = buffer.indexOf('\n', from)) >= 0) {
+        const line = buffer.slice(from, nl).trim();
+        from = nl + 1;
         if (!line) continue;
         try {
           yield JSON.parse(line);
@@ -31,6 +34,7 @@ async function* ndjson(response, signal) {
           // A torn or foreign line (a proxy's banner): skip it.
         }
       }
+      buffer = buffer.slice(from);
       if (signal && signal.aborted) break;
     }
     const tail = (buffer + decoder.decode()).trim();
@@ -118,8 +122,15 @@ export class TurnStream {
   async _consume(response) {
     this.onState('streaming');
     const signal = this.controller.signal;
+    let sliceStart = performance.now();
     try {
       for await (const event of ndjson(response, signal)) {
+        // A burst of events (a replay, a fast local model) is handled in slices of a few
+        // milliseconds, giving the browser a turn in between: no long task, whatever the burst.
+        if (performance.now() - sliceStart > SLICE_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          sliceStart = performance.now();
+        }
         if (!event || typeof event !== 'object' || event.type === 'ping') continue;
         if (typeof event.seq === 'number') {
           if (event.seq <= this.lastSeq) continue;

@@ -3,7 +3,8 @@
 // Event types it does not know go to `eventHooks` (e.g. approvals.js registers 'approval');
 // without a hook they are ignored.
 
-import { el, formatTokens, formatCost, errorBox } from './ui.js';
+import { el, errorBox } from './ui.js';
+import { usageText } from './usage.js';
 import { StreamingMarkdown } from './markdown.js';
 import { toolCard, setResult } from './toolcard.js';
 import { messageShell, copyAnswerButton, setRaw } from './transcript.js';
@@ -159,14 +160,4 @@ export class TurnView {
       this.body.append(errorBox('The turn failed.', this.onRetry));
     }
   }
-}
-
-/** "1.2k in · 300 out · 800 cached · $0.0123" */
-export function usageText(u) {
-  const parts = [formatTokens(u.input_tokens) + ' in', formatTokens(u.output_tokens) + ' out'];
-  if (u.cache_read_tokens) parts.push(formatTokens(u.cache_read_tokens) + ' cached');
-  if (u.cache_write_tokens) parts.push(formatTokens(u.cache_write_tokens) + ' cache writes');
-  const cost = u.known === false ? null : formatCost(u.cost_usd);
-  parts.push(cost || 'cost unknown');
-  return parts.join(' · ');
 }

@@ -65,13 +65,15 @@ class LiveApp:
         self.extra_env = extra_env or {}
         self.fake = FakeLLM()
         self.proc: subprocess.Popen | None = None
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.port = 0  # chosen in start(), after the fake has its own port
+        self.url = ""
         self.log_path = Path(os.environ.get("HERMES_BROWSER_LOG", home.parent / "gunicorn.log"))
         self._store = None
 
     def start(self) -> LiveApp:
         self.fake.start()
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
         env = clean_environ(
             **self.fake.env("anthropic"),
             HERMES_HOME=str(self.home),
