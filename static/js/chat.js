@@ -238,6 +238,13 @@ export class Chat {
         return;
       }
       if (this.turn !== turn) return;
+      if (!start && e instanceof ApiError && e.status === 410) {
+        // The server no longer holds the turn's events; its stored messages hold the turn.
+        forgetTurn(sessionId);
+        this._turnOver(turn);
+        if (!quiet) this.open(sessionId);
+        return;
+      }
       if (quiet && !turn.shown) {
         // A turn this browser remembered has left the server's replay buffer: nothing to show.
         forgetTurn(sessionId);
