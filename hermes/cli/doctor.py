@@ -45,10 +45,11 @@ class DoctorFailed(HermesError):
 )
 def doctor(url: str | None) -> None:
     """Check configuration, data folder, database, search index, skills and the provider."""
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from hermes.cli.console import make_console
+
+    console = make_console()
     failed = 0
     if url:
         from hermes.cli.doctor_url import url_checks

@@ -89,6 +89,25 @@ class Store:
             store.close_stale_turns()
         return store
 
+    @classmethod
+    def open_read_only(cls, config: Config) -> Store:
+        """Open the database for reading only (a home the user cannot write): no folder,
+        no upgrade, nothing written. StoreError when it is not at this Hermes' schema."""
+        engine = make_engine(config.database_url, read_only=True)
+        try:
+            with explained(engine), read_transaction(engine) as connection:
+                current = migrate.current_revision(connection)
+            if current != migrate.head_revision():
+                raise StoreError(
+                    f"The database is at schema revision {current or 'none'} and its folder "
+                    "is read-only, so it cannot be upgraded: run `hermes db upgrade` as a user "
+                    "who can write it."
+                )
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, config)
+
     def close(self) -> None:
         """Release every pooled connection."""
         self.engine.dispose()
@@ -259,6 +278,44 @@ class Store:
             found = connection.execute(query).all()
         return [rows.stored_message(row) for row in found]
 
+    def message_page(
+        self,
+        session_id: int,
+        *,
+        before: int | None = None,
+        after: int | None = None,
+        limit: int = 100,
+    ) -> tuple[list[StoredMessage], bool]:
+        """One page of a session's messages, oldest first, and whether more lie beyond it.
+
+        Without ``before``/``after`` the newest page (a long session opens at its
+        end); ``before``/``after`` take a message id of this session and page
+        towards the start or the end. Only the page is read, never the transcript.
+        """
+        m = messages_table.c
+        limit = max(1, int(limit))
+        query = select(messages_table).where(m.session_id == session_id)
+        with read_transaction(self.engine) as connection:
+            self._require_session(connection, session_id)
+            anchor = before if before is not None else after
+            if anchor is not None:
+                position = connection.execute(
+                    select(m.position).where(m.id == anchor, m.session_id == session_id)
+                ).scalar()
+                if position is None:
+                    raise NotFound(f"Session {session_id} has no message {anchor}.")
+                if after is not None:
+                    query = query.where(m.position > position)
+                else:
+                    query = query.where(m.position < position)
+            forward = after is not None
+            order = m.position.asc() if forward else m.position.desc()
+            found = connection.execute(query.order_by(order).limit(limit + 1)).all()
+        page = [rows.stored_message(row) for row in found[:limit]]
+        if not forward:
+            page.reverse()
+        return page, len(found) > limit
+
     def history(self, session_id: int) -> list[Message]:
         """The whole conversation as Message values, exactly as they were added."""
         return [stored.message for stored in self.messages(session_id)]
@@ -291,31 +348,37 @@ class Store:
         live one; a running turn whose process is gone is closed as
         ``interrupted`` first, so it never blocks the session.
         """
-        with write_transaction(self.engine) as connection:
-            self._require_session(connection, session_id)
-            running = turns.running_row(connection, session_id)
-            if running is not None and turns.is_stale(running):
-                self._interrupt(connection, running.id, session_id)
-                running = None
-            if running is not None:
-                raise SessionBusy(session_id, running.id)
-            try:
-                with connection.begin_nested():
-                    now = utcnow()
-                    connection.execute(
-                        insert(turns_table).values(
-                            id=turn_id,
-                            session_id=session_id,
-                            status="running",
-                            started_at=now,
-                            heartbeat_at=now,
-                            **turns.owner_values(),
+        # Live before its row exists: another thread must never take it for stale.
+        added = turns.mark_live(turn_id)
+        try:
+            with write_transaction(self.engine) as connection:
+                self._require_session(connection, session_id)
+                running = turns.running_row(connection, session_id)
+                if running is not None and turns.is_stale(running):
+                    self._interrupt(connection, running.id, session_id)
+                    running = None
+                if running is not None:
+                    raise SessionBusy(session_id, running.id)
+                try:
+                    with connection.begin_nested():
+                        now = utcnow()
+                        connection.execute(
+                            insert(turns_table).values(
+                                id=turn_id,
+                                session_id=session_id,
+                                status="running",
+                                started_at=now,
+                                heartbeat_at=now,
+                                **turns.owner_values(),
+                            )
                         )
-                    )
-            except IntegrityError:
-                # BEGIN IMMEDIATE serialises writers, so this is a reused turn id.
-                raise Conflict(f"Turn {turn_id!r} exists already; use a new turn id.") from None
-        turns.mark_live(turn_id)
+                except IntegrityError:
+                    # BEGIN IMMEDIATE serialises writers, so this is a reused turn id.
+                    raise Conflict(f"Turn {turn_id!r} exists already; use a new turn id.") from None
+        except BaseException:
+            if added:  # a reused id must not unmark the turn that really runs
+                turns.mark_done(turn_id)
+            raise
 
     def finish_turn(self, turn_id: str, stop_reason: str) -> None:
         """Mark a turn finished with its stop reason (a finished turn stays as it was)."""
@@ -439,6 +502,31 @@ class Store:
         with read_transaction(self.engine) as connection:
             found = connection.execute(select(skill_uses_table)).all()
         return {row.name: (row.uses, iso(row.last_used_at, "seconds")) for row in found}
+
+    def turn_session(self, turn_id: str) -> int | None:
+        """The session a recorded turn belongs to, or None for an unknown turn id."""
+        t = turns_table.c
+        with read_transaction(self.engine) as connection:
+            return connection.execute(select(t.session_id).where(t.id == turn_id)).scalar()
+
+    def running_turns(self, session_ids: list[int]) -> dict[int, str]:
+        """``{session_id: running turn id}`` for those of ``session_ids`` with one.
+
+        Reads every running turn (a handful at most, through the partial index)
+        rather than passing the ids: one small statement for a whole page. A
+        turn whose process is gone is left out (``running_turn`` closes it)."""
+        if not session_ids:
+            return {}
+        with read_transaction(self.engine) as connection:
+            found = connection.execute(
+                select(turns_table).where(turns_table.c.status == "running")
+            ).all()
+        wanted = set(session_ids)
+        return {
+            row.session_id: row.id
+            for row in found
+            if row.session_id in wanted and not turns.is_stale(row)
+        }
 
     # ---- search -----------------------------------------------------------
 
