@@ -77,12 +77,19 @@ def take_daily_backup(
 
 
 class DailyBackups:
-    """A daemon thread that calls :func:`take_daily_backup` at start and then hourly."""
+    """A daemon thread that calls :func:`take_daily_backup` shortly after start, then hourly.
 
-    def __init__(self, engine: Engine, backups_dir: Path, *, keep_days: int):
+    The first check waits ``start_delay`` seconds, so a server that is started
+    and stopped at once (a failed deploy, a test) copies nothing.
+    """
+
+    def __init__(
+        self, engine: Engine, backups_dir: Path, *, keep_days: int, start_delay: float = 30.0
+    ):
         self.engine = engine
         self.backups_dir = backups_dir
         self.keep_days = keep_days
+        self.start_delay = start_delay
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -100,6 +107,8 @@ class DailyBackups:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        if self._stop.wait(self.start_delay):
+            return
         while not self._stop.is_set():
             try:
                 made = take_daily_backup(self.engine, self.backups_dir, keep_days=self.keep_days)

@@ -93,7 +93,7 @@ def test_backup_while_another_thread_writes_is_consistent(config):
 
 def test_daily_backups_thread_takes_one_at_start(config):
     store = Store.open(config)
-    runner = DailyBackups(store.engine, config.backups_dir, keep_days=3).start()
+    runner = DailyBackups(store.engine, config.backups_dir, keep_days=3, start_delay=0).start()
     try:
         for _ in range(100):
             if newest_backup(config.backups_dir):
@@ -110,3 +110,12 @@ def test_names_without_a_timestamp_are_ignored(tmp_path):
     (tmp_path / "daily-notes.db").write_text("")
     (tmp_path / "daily-20261201-120000-000000.db.partial").write_text("")
     assert backups(tmp_path) == []
+
+
+def test_daily_backups_wait_before_the_first_copy(config):
+    store = Store.open(config)
+    runner = DailyBackups(store.engine, config.backups_dir, keep_days=3, start_delay=30).start()
+    threading.Event().wait(0.3)
+    runner.stop()
+    assert newest_backup(config.backups_dir) is None
+    store.close()
