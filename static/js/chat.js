@@ -11,7 +11,7 @@ const turnModules = () => Promise.all([import('./stream.js'), import('./turnview
 import { announce, copyText, flash, errorBox, el } from './ui.js';
 
 const PAGE = 100; // older/newer pages
-const FIRST_PAGE = 50; // what a session opens with: enough to fill the screen, quick to paint
+const FIRST_PAGE = 40; // what a session opens with: enough to fill the screen, quick to paint
 const $ = (id) => document.getElementById(id);
 
 export class Chat {

@@ -75,6 +75,7 @@ function parse(url) {
 }
 
 let routeSeq = 0;
+let initialSession = document.getElementById('app').dataset.sessionId || null;
 
 /** Show the view the URL names. `data-ready` on #app says when it is up (tests wait for it). */
 async function route(state = {}) {
@@ -100,7 +101,15 @@ async function show(state, current) {
       sidebar.setActive(null);
       document.title = 'New chat · Hermes';
     } else {
-      // "/" shows the newest session, or a new chat when there is none.
+      // "/" shows the newest session, or a new chat when there is none. On the first load
+      // the server already named it (data-session-id), which saves a request.
+      const named = initialSession;
+      initialSession = null;
+      if (named) {
+        history.replaceState({}, '', '/sessions/' + encodeURIComponent(named));
+        await chat.open(named);
+        return;
+      }
       try {
         const data = await get('/api/sessions' + qs({ limit: 1 }));
         if (!current()) return; // the user went elsewhere (New chat) meanwhile
