@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-StopReason = Literal["end_turn", "max_iterations", "cancelled", "error"]
+StopReason = Literal["end_turn", "max_iterations", "cancelled", "budget", "error"]
 SkillAction = Literal["used", "created", "refined"]
 
 
@@ -106,6 +106,18 @@ def total_usage(parts: list[Usage]) -> Usage:
     for part in parts[1:]:
         total += part
     return total
+
+
+@dataclass(frozen=True)
+class Compacted(Event):
+    """Older messages were summarized in the model's view (all stay stored and searchable)."""
+
+    type: ClassVar[str] = "compaction"
+    id: int
+    through_message_id: int
+    messages_covered: int
+    tokens_before: int
+    tokens_after: int
 
 
 @dataclass(frozen=True)

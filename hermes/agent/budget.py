@@ -203,4 +203,3 @@ class TurnLimits:
                     f"(${self.max_cost:g}). What it did is saved; say 'continue' to go on."
                 )
         return None
-

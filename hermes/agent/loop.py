@@ -14,9 +14,11 @@ import uuid
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
+from hermes.agent.budget import TurnLimits
 from hermes.agent.cancellable import TurnCancelled, cancellable
+from hermes.agent.context import ContextWindow
 from hermes.config import Config
-from hermes.errors import HermesError, ProviderError, ToolError
+from hermes.errors import ContextTooLong, HermesError, ProviderError, ToolError
 from hermes.events import (
     Done,
     ErrorEvent,
@@ -66,6 +68,8 @@ class Agent:
         self.skills = skills
         self.profile = profile
         self.curator = curator
+        # The model's view of each session: compaction and the token budget.
+        self.context = ContextWindow(config, provider, store, tools.specs())
 
     # -- the turn --------------------------------------------------------------
 
@@ -113,11 +117,17 @@ class Agent:
         tool_call_count = 0
         assistant_id: int | None = None
         stop_reason = "max_iterations"
+        limits = TurnLimits(self.config)
 
         for _ in range(self.config.max_iterations):
+            over_budget = limits.exceeded(spent)
+            if over_budget:
+                yield ErrorEvent(message=over_budget, retryable=False)
+                stop_reason = "budget"
+                break
             response = _Response(text="", tool_calls=[], usage=[])
             try:
-                yield from self._stream(system, history, response, cancel)
+                yield from self._stream(session_id, system, response, cancel)
             except (ProviderError, TurnCancelled) as exc:
                 spent += response.usage
                 if response.text:
@@ -156,7 +166,7 @@ class Agent:
                 yield event
 
         usage = total_usage(spent)
-        self.store.add_usage(session_id, usage)
+        self.store.add_usage(session_id, usage, model=self.provider.model)
         yield usage
         yield Done(stop_reason=stop_reason, assistant_message_id=assistant_id)
 
@@ -220,15 +230,36 @@ class Agent:
         return build_turn_context(self.skills.relevant(text, limit=self.config.skills_in_prompt))
 
     def _stream(
-        self, system: str, history: list[Message], response: _Response, cancel: threading.Event
+        self, session_id: int, system: str, response: _Response, cancel: threading.Event
     ) -> Iterator[Event]:
-        request = ModelRequest(
-            model=self.provider.model,
-            system=system,
-            messages=tuple(history),
-            tools=self.tools.specs(),
-            max_tokens=self.config.max_tokens,
-        )
+        """One model call on the session's view (compacted when it would not fit).
+
+        A provider "prompt is too long" before any output compacts once more
+        and tries once more.
+        """
+        for attempt in (1, 2):
+            prepared = yield from self.context.prepare(
+                session_id, system, cancel=cancel, on_usage=response.usage.append, force=attempt > 1
+            )
+            request = ModelRequest(
+                model=self.provider.model,
+                system=system,
+                messages=prepared.messages,
+                tools=self.tools.specs(),
+                max_tokens=prepared.max_tokens,
+            )
+            seen = len(response.usage)
+            try:
+                yield from self._read(request, response, cancel)
+            except ContextTooLong:
+                if attempt > 1 or response.text or response.tool_calls:
+                    raise
+                self.context.distrust_estimate(session_id)
+                continue
+            self.context.observe(session_id, prepared, response.usage[seen:])
+            return
+
+    def _read(self, request: ModelRequest, response: _Response, cancel: threading.Event):
         for chunk in cancellable(self.provider.stream(request), cancel):
             if isinstance(chunk, TextDelta):
                 chunk = TextDelta(valid_text(chunk.delta))
