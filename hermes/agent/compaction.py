@@ -64,7 +64,7 @@ class Compactor:
         *,
         force: bool = False,
     ) -> Compacted | None:
-        """Store a compaction that brings the next request near ``budget.target``.
+        """Store a compaction that brings the next request well under the trigger.
 
         Returns the event to show, or None when there is nothing to compact.
         """
@@ -78,18 +78,24 @@ class Compactor:
         before = self._total(system, view.messages)
         fixed = scaled(estimate_tokens(system) + _tools_tokens(self.window), self.ratio)
         head = sum(self.size(m) for m in view.head)
-        room = self.budget.target - fixed - head - self.budget.summary_tokens
+        # Aim at half the room the fixed part (system prompt, tools) leaves
+        # under the trigger, so the next compaction is many turns away.
+        goal = max(self.budget.target, fixed + (self.budget.trigger - fixed) // 2)
+        room = goal - fixed - head - self.budget.summary_tokens
         # Whatever the sizes, the recent part keeps some room.
         keep = max(room, self.budget.window // 10)
-        if force:
-            keep = min(keep, max(1, sum(self.size(s.message) for s in after) // 2))
 
         # Step 1: prune old tool outputs (no model call).
         pruned_through = self._prune_point(after, keep, previous)
+        if force:  # summarize at least the older half of what is left
+            shown = build_view(
+                first, _with(previous, pruned_through=pruned_through), after, self.budget
+            )
+            keep = min(keep, max(1, sum(self.size(m) for m in shown.tail) // 2))
         if not force:
             trial = _with(previous, pruned_through=pruned_through)
             trial_view = build_view(first, trial, after, self.budget)
-            if self._total(system, trial_view.messages) <= self.budget.target:
+            if self._total(system, trial_view.messages) <= goal:
                 return self._store(
                     session_id,
                     system,
@@ -332,7 +338,9 @@ def guarded(summary: str) -> str:
     lines = []
     for line in _untagged(summary).split("\n"):
         reasons = guard.scan(line)
-        lines.append(GUARD_NOTE.format(reason=reasons[0]) if reasons else line)
+        # The note names the kind of hit, never the text (which would carry it in).
+        kind = reasons[0].split(" (")[0] if reasons else ""
+        lines.append(GUARD_NOTE.format(reason=kind) if reasons else line)
     return "\n".join(lines)
 
 

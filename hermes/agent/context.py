@@ -35,7 +35,7 @@ from hermes.agent.budget import (
     scaled,
 )
 from hermes.config import Config
-from hermes.events import Event, Usage
+from hermes.events import Compacted, Event, Usage, total_usage
 from hermes.messages import Message, ToolSpec
 from hermes.store.values import Compaction, StoredMessage
 from hermes.tools.output import truncate_middle
@@ -222,6 +222,29 @@ class ContextWindow:
                 raw = self.raw_estimate(system, view.messages)
         return Prepared(view.messages, raw, budget.output_reserve)
 
+    def compact_now(
+        self, session_id: int, cancel: threading.Event | None = None
+    ) -> tuple[Compacted | None, Usage]:
+        """Compact a session outside a turn (``/compact``); its usage is added to the session."""
+        system = self.store.get_session(session_id).system_prompt
+        if not system:
+            return None, Usage()
+        spent: list[Usage] = []
+        steps = self.prepare(
+            session_id,
+            system,
+            cancel=cancel or threading.Event(),
+            on_usage=spent.append,
+            force=True,
+        )
+        event = next(iter(steps), None)
+        for _ in steps:
+            pass
+        usage = total_usage(spent)
+        if spent:
+            self.store.add_usage(session_id, usage, model=self.provider.model)
+        return (event if isinstance(event, Compacted) else None), usage
+
     def observe(self, session_id: int, prepared: Prepared, usage: list[Usage]) -> None:
         """Calibrate the session's estimate with what the provider counted for this request."""
         if not usage:
@@ -235,11 +258,14 @@ class ContextWindow:
         ratio = self.store.get_session(session_id).token_ratio or 1.0
         self.store.set_token_ratio(session_id, round(min(4.0, ratio * 1.34), 4))
 
-    def report(self, session_id: int, system: str) -> ContextReport:
-        """The split of the next request's tokens (``/context``)."""
+    def report(self, session_id: int | None, system: str) -> ContextReport:
+        """The split of the next request's tokens (``/context``); None: a session not started."""
         budget = self.budget
-        view = self.view(session_id)
-        ratio = self.store.get_session(session_id).token_ratio
+        if session_id is None:
+            view, ratio = build_view(None, None, [], budget), None
+        else:
+            view = self.view(session_id)
+            ratio = self.store.get_session(session_id).token_ratio
         skills = sum(estimate_tokens(m.context) for m in view.head + view.tail)
         history = sum(estimate_message(m) for m in view.head + view.tail) - skills
         summary = estimate_message(view.summary) if view.summary else 0
@@ -252,5 +278,5 @@ class ContextWindow:
             history=scaled(history, ratio),
             reserved_for_answer=budget.output_reserve,
             ratio=ratio,
-            compactions=len(self.store.compactions(session_id)),
+            compactions=len(self.store.compactions(session_id)) if session_id else 0,
         )

@@ -18,7 +18,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from hermes.cli.render import clean, skill_line
+from hermes.cli.render import clean, compaction_line, skill_line
 from hermes.errors import HermesError
 from hermes.text import brief
 
@@ -215,6 +215,7 @@ def sessions(repl: Repl, argument: str) -> None:
     table.add_column("title", max_width=40, no_wrap=True, overflow="ellipsis")
     table.add_column("msgs", justify="right")
     table.add_column("updated", style="dim")
+    table.add_column("cost", justify="right", style="dim")
     table.add_column("summary", style="dim", no_wrap=True, overflow="ellipsis")
     for info in found:
         marker = "*" if info.id == repl.session_id else ""
@@ -223,6 +224,7 @@ def sessions(repl: Repl, argument: str) -> None:
             Text(brief(info.title or "untitled", 60)),
             str(info.message_count),
             _date(info.updated_at),
+            session_cost(info.usage),
             Text(brief(info.summary or "", 80)),
         )
     repl.console.print(table)
@@ -242,8 +244,17 @@ def resume(repl: Repl, argument: str) -> None:
         )
     )
     shown = [m for m in repl.runtime.store.messages(info.id) if m.message.role != "tool"]
+    marks = [c for c in repl.runtime.store.compactions(info.id) if c.summary]
     for stored in shown[-6:]:
+        passed = [c for c in marks if c.through_message_id < stored.id]
+        if passed:  # the transcript marker, once, where the summary's part ends
+            repl.console.print(Text(compaction_line(passed[-1]), style="dim cyan"))
+            marks = [c for c in marks if c not in passed]
         _show_message(repl, stored)
+
+
+# /context and /compact live in their own module (imported for its registrations).
+from hermes.cli import context_cmds  # noqa: E402, F401
 
 
 @command("exit", "/exit", "close the session (saving its summary) and quit")
@@ -279,6 +290,13 @@ class SlashCompleter(Completer):
 
 
 # -- helpers -------------------------------------------------------------------
+
+
+def session_cost(usage: dict) -> str:
+    """A session's spend for a table cell: dollars, "?" when the price is unknown."""
+    if not (usage["input_tokens"] or usage["output_tokens"]):
+        return ""
+    return "?" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"
 
 
 def _date(moment: datetime | None) -> str:

@@ -9,6 +9,7 @@ and OpenAI's Chat Completions chunks (``choices[0].delta``, tool calls by
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -309,7 +310,7 @@ def prompt_tokens(body: dict[str, Any]) -> int:
     with a tokenizer it does not know.
     """
     parts = {key: body.get(key) for key in ("system", "messages", "tools")}
-    return -(-len(json.dumps(parts)) // CHARS_PER_TOKEN)
+    return math.ceil(len(json.dumps(parts)) / CHARS_PER_TOKEN)
 
 
 def requested_output(body: dict[str, Any]) -> int:
