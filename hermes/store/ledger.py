@@ -107,10 +107,7 @@ def add_compaction(connection: Connection, session_id: int, **fields) -> Compact
 def latest_compaction(connection: Connection, session_id: int) -> Compaction | None:
     c = compactions_table.c
     row = connection.execute(
-        select(compactions_table)
-        .where(c.session_id == session_id)
-        .order_by(c.id.desc())
-        .limit(1)
+        select(compactions_table).where(c.session_id == session_id).order_by(c.id.desc()).limit(1)
     ).first()
     return compaction(row) if row is not None else None
 

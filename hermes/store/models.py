@@ -156,9 +156,7 @@ class UsageRow(Base):
     __tablename__ = "usage_records"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    session_id: Mapped[int | None] = mapped_column(
-        ForeignKey("sessions.id", ondelete="SET NULL")
-    )
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="SET NULL"))
     model: Mapped[str] = mapped_column(String(200), server_default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     input_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
