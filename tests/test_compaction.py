@@ -413,3 +413,22 @@ def test_an_old_database_with_usage_comes_through_0006(config):
         )
         assert store.compactions(1) == [compaction]
         assert compaction.created_at <= datetime.now(UTC)
+
+
+def test_the_live_transcript_marks_a_compaction_and_chat_notes_it(capsys):
+    from hermes.cli.chat import PlainPrinter
+    from hermes.cli.render import TurnView
+    from hermes.events import Compacted
+
+    out = io.StringIO()
+    view = TurnView(Console(file=out, width=200, force_terminal=False), markdown=False)
+    event = Compacted(
+        id=1, through_message_id=40, messages_covered=38, tokens_before=9_000, tokens_after=3_000
+    )
+    view.show(event)
+    assert (
+        "earlier messages summarized (38 messages in the summary; ~9,000 → ~3,000" in out.getvalue()
+    )
+    PlainPrinter().show(event)
+    assert "earlier messages summarized" in capsys.readouterr().err
+    assert event.to_dict()["type"] == "compaction"

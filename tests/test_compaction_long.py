@@ -51,6 +51,33 @@ def oversize(fake_llm) -> list[int]:
     return sizes
 
 
+def unpaired(wire: str, body: dict) -> list[str]:
+    """Tool results whose call is not in the message right before them, and calls
+    left without a result: what the real APIs refuse with a 400."""
+    problems = []
+    calls: set[str] = set()
+    for message in body["messages"]:
+        if wire == "openai":
+            if message["role"] == "assistant":
+                problems += [f"no result for {c}" for c in calls]
+                calls = {c["id"] for c in message.get("tool_calls") or []}
+            elif message["role"] == "tool":
+                if message["tool_call_id"] not in calls:
+                    problems.append(f"orphan result {message['tool_call_id']}")
+                calls.discard(message["tool_call_id"])
+            continue
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        if message["role"] == "assistant":
+            problems += [f"no result for {c}" for c in calls]
+            calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+        else:
+            results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+            problems += [f"orphan result {r}" for r in results - calls]
+            problems += [f"no result for {c}" for c in calls - results]
+            calls = set()
+    return problems
+
+
 def test_a_400_turn_session_with_big_tool_outputs_runs_to_the_end(
     make_config, fake_llm, wire, workspace
 ):
@@ -68,6 +95,9 @@ def test_a_400_turn_session_with_big_tool_outputs_runs_to_the_end(
 
         # Every request fitted: the server never had to refuse one.
         assert oversize(fake_llm) == []
+        # No cut ever split a tool call from its result.
+        for request in fake_llm.requests:
+            assert unpaired(wire, request.json) == []
         # Without compaction the session would be ~40x the window by now.
         total_chars = sum(len(m.content) for m in runtime.store.history(session_id))
         assert total_chars / 4 > 30 * WINDOW
