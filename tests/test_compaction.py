@@ -432,3 +432,32 @@ def test_the_live_transcript_marks_a_compaction_and_chat_notes_it(capsys):
     PlainPrinter().show(event)
     assert "earlier messages summarized" in capsys.readouterr().err
     assert event.to_dict()["type"] == "compaction"
+
+
+@pytest.mark.parametrize("wire", ["openai"])
+def test_when_the_summarizer_fails_a_plain_list_stands_in_and_the_turn_goes_on(
+    runtime, fake_llm, wire, workspace
+):
+    from tests.fakes.llm_server import Reply
+
+    write_files(workspace, 40)
+    fake_llm.context_window = WINDOW
+    script = LongSession(wire)
+
+    def broken_summarizer(body):
+        if is_summarizer(wire, body):
+            return Reply(status=500, message="summaries are down")
+        return script(body)
+
+    fake_llm.responder = broken_summarizer
+    agent = runtime.agent()
+    session_id = runtime.store.create_session().id
+    for turn in range(1, 31):
+        events = list(agent.run_turn(session_id, user_text(turn)))
+        assert events[-1].stop_reason == "end_turn", [e for e in events if e.type == "error"]
+    summaries = [c.summary for c in runtime.store.compactions(session_id) if c.summary]
+    assert summaries and "plain list of what was said" in summaries[-1]
+    assert "4417-ALPHA" in summaries[-1]  # turn 3's words, quoted
+    assert all(
+        wf.prompt_tokens(r.json) + wf.requested_output(r.json) <= WINDOW for r in fake_llm.requests
+    )
