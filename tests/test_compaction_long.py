@@ -157,22 +157,21 @@ def test_a_forgetful_summary_still_leaves_search_memory(make_config, fake_llm, w
         runtime.close()
 
 
-def _run_session(make_config, fake_llm, wire, turns: int, *, restart_before: int | None):
-    """Run ``turns`` turns; with ``restart_before`` a fresh Runtime takes over at that turn.
-    Returns the raw body of the first request of the last turn."""
+def _run_session(make_config, fake_llm, wire, turns: int, *, restart_every_turn: bool):
+    """Run ``turns`` turns, in one Runtime or in a fresh Runtime (a new process's
+    state) for every turn. Returns the raw bodies of all the loop's requests."""
     fake_llm.reset()
     runtime = make_runtime(make_config, fake_llm, wire)
     session_id = runtime.store.create_session().id
+    agent = runtime.agent()
     try:
         for turn in range(1, turns + 1):
-            if turn == restart_before:
+            if restart_every_turn and turn > 1:
                 runtime.close()
                 runtime = make_runtime(make_config, fake_llm, wire)
-            if turn == turns:
-                mark = len(fake_llm.requests)
-            run_turn(runtime.agent(), session_id, user_text(turn))
-        first = next(r for r in fake_llm.requests[mark:] if not is_summarizer(wire, r.json))
-        return first.body
+                agent = runtime.agent()
+            run_turn(agent, session_id, user_text(turn))
+        return [r.body for r in fake_llm.requests if not is_summarizer(wire, r.json)]
     finally:
         runtime.close()
 
@@ -185,12 +184,9 @@ def test_after_a_restart_the_next_request_is_byte_identical(
     fake_llm.context_window = WINDOW
     fake_llm.responder = LongSession(wire)
 
-    homes = []
-
     def config_in(name):
         home = tmp_path / name
         home.mkdir()
-        homes.append(home)
 
         def make(**overrides):
             return make_config(
@@ -199,11 +195,13 @@ def test_after_a_restart_the_next_request_is_byte_identical(
 
         return make
 
-    straight = _run_session(config_in("straight"), fake_llm, wire, turns, restart_before=None)
-    restarted = _run_session(config_in("restarted"), fake_llm, wire, turns, restart_before=turns)
-    assert straight == restarted
-    # The comparison is meaningful: by then the session was compacted and summarized.
-    assert b"conversation-summary" in restarted
+    straight = _run_session(config_in("straight"), fake_llm, wire, turns, restart_every_turn=False)
+    restarted = _run_session(config_in("restarted"), fake_llm, wire, turns, restart_every_turn=True)
+    assert len(straight) == len(restarted) == 2 * turns
+    for n, (a, b) in enumerate(zip(straight, restarted, strict=True)):
+        assert a == b, f"request {n} differs after a restart"
+    # The comparison is meaningful: the session was compacted and summarized on the way.
+    assert b"conversation-summary" in restarted[-1]
 
 
 def test_between_compactions_each_request_extends_the_previous_one(

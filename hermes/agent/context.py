@@ -134,6 +134,18 @@ def build_view(
     return View(tuple(head), summary, tuple(tail), tuple(ids), compaction)
 
 
+def transcript_marks(compactions: list[Compaction]) -> list[Compaction]:
+    """The compactions a transcript marks ("earlier messages summarized"): those that
+    summarized new messages, one per place. Pruning-only ones change no text."""
+    marks: list[Compaction] = []
+    for compaction in compactions:
+        if compaction.summary and (
+            not marks or compaction.through_message_id > marks[-1].through_message_id
+        ):
+            marks.append(compaction)
+    return marks
+
+
 @dataclass(frozen=True)
 class Prepared:
     """What the loop sends: the messages, their raw estimate (for calibration), max_tokens."""

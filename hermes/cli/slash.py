@@ -244,7 +244,9 @@ def resume(repl: Repl, argument: str) -> None:
         )
     )
     shown = [m for m in repl.runtime.store.messages(info.id) if m.message.role != "tool"]
-    marks = [c for c in repl.runtime.store.compactions(info.id) if c.summary]
+    from hermes.agent.context import transcript_marks
+
+    marks = transcript_marks(repl.runtime.store.compactions(info.id))
     for stored in shown[-6:]:
         passed = [c for c in marks if c.through_message_id < stored.id]
         if passed:  # the transcript marker, once, where the summary's part ends
