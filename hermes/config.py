@@ -74,6 +74,9 @@ class Config:
     agent_memory_limit: int = 8_000
     # Skills offered in the system prompt per message.
     skills_in_prompt: int = 8
+    # Core (turn integrity): the curator runs after a turn's answer; this
+    # bounds how long it may take before it is given up.
+    curator_timeout: float = 60.0
 
     # Context and budgets (long sessions): None means "from the model table" / "no limit".
     context_window: int | None = None
@@ -177,6 +180,7 @@ class Config:
             compact_threshold=env.fraction("HERMES_COMPACT_THRESHOLD", 0.7),
             max_turn_cost_usd=env.optional_number("HERMES_MAX_TURN_COST_USD"),
             max_turn_seconds=env.optional_number("HERMES_MAX_TURN_SECONDS"),
+            curator_timeout=env.number("HERMES_CURATOR_TIMEOUT", 60.0),
             secret_key=env.get("FLASK_SECRET_KEY"),
             web_password=env.get("HERMES_WEB_PASSWORD"),
             web_allow_no_auth=env.flag("HERMES_WEB_ALLOW_NO_AUTH"),

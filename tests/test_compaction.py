@@ -302,9 +302,10 @@ def test_context_shows_a_split_that_adds_up_and_compact_forces_one(
     # And the parts are the request the loop would send: same estimate, same messages.
     agent = repl.agent()
     session = runtime.store.get_session(repl.session_id)
-    prepared_view = agent.context.view(repl.session_id)
+    window = agent.context_window(repl.session_id)
+    prepared_view = window.view(repl.session_id)
     whole = scaled(
-        agent.context.raw_estimate(session.system_prompt, prepared_view.messages),
+        window.raw_estimate(session.system_prompt, prepared_view.messages),
         session.token_ratio,
     )
     used = sum(parts[label] for label in labels[:5])
@@ -358,9 +359,9 @@ def test_session_json_carries_usage_and_hermes_usage_adds_up_by_day_and_model(
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     by_model = {row["model"]: row for row in report["rows"]}
-    assert by_model["claude-sonnet-4-6"]["turns"] == 2
+    assert by_model["claude-sonnet-4-6"]["calls"] == 2
     assert by_model["claude-sonnet-4-6"]["cost_usd"] == pytest.approx(0.018)
-    assert by_model["llama3.2"]["cost_usd"] is None and by_model["llama3.2"]["unpriced_turns"] == 1
+    assert by_model["llama3.2"]["cost_usd"] is None and by_model["llama3.2"]["unpriced_calls"] == 1
     assert report["total"]["input_tokens"] == 4_500
     table = run_hermes(["usage", "--days", "7"], env=env, cwd=workspace)
     assert table.returncode == 0 and "claude-sonnet-4-6" in table.stdout

@@ -68,13 +68,13 @@ class Compactor:
 
         Returns the event to show, or None when there is nothing to compact.
         """
-        first_rows = self.store.messages(session_id, limit=1)
+        first_rows = self.store.messages(session_id, limit=1, for_model=True)
         if not first_rows:
             return None
         first = first_rows[0]
         previous = view.compaction
         through = previous.through_message_id if previous else first.id
-        after = self.store.messages(session_id, after_id=through)
+        after = self.store.messages(session_id, after_id=through, for_model=True)
         before = self._total(system, view.messages)
         fixed = scaled(estimate_tokens(system) + _tools_tokens(self.window), self.ratio)
         head = sum(self.size(m) for m in view.head)
@@ -227,7 +227,7 @@ class Compactor:
         self, session_id, system, first, *, through, pruned_through, summary, covered, before
     ) -> Compacted | None:
         """Store the compaction, unless it would not make the request any smaller."""
-        after = self.store.messages(session_id, after_id=through)
+        after = self.store.messages(session_id, after_id=through, for_model=True)
         trial = _Draft(through, pruned_through, summary, covered)
         tokens_after = self._total(system, build_view(first, trial, after, self.budget).messages)
         if tokens_after >= before:

@@ -193,12 +193,12 @@ class ContextWindow:
 
     def view(self, session_id: int) -> View:
         compaction = self.store.latest_compaction(session_id)
-        firsts = self.store.messages(session_id, limit=1)
+        firsts = self.store.messages(session_id, limit=1, for_model=True)
         first = firsts[0] if firsts else None
         if first is None:
             return build_view(None, compaction, [], self.budget)
         through = compaction.through_message_id if compaction else first.id
-        after = self.store.messages(session_id, after_id=through)
+        after = self.store.messages(session_id, after_id=through, for_model=True)
         return build_view(first, compaction, after, self.budget)
 
     def raw_estimate(self, system: str, messages: tuple[Message, ...]) -> int:

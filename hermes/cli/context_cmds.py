@@ -29,8 +29,9 @@ def context(repl: Repl, argument: str) -> None:
         system = repl.runtime.store.get_session(repl.session_id).system_prompt
     else:
         system = None
-    report = agent.context.report(repl.session_id, system or agent._build_system_prompt())
-    budget = agent.context.budget
+    window = agent.context_window(repl.session_id)
+    report = window.report(repl.session_id, system or agent._build_system_prompt())
+    budget = window.budget
     table = Table(box=None, padding=(0, 2, 0, 0), show_header=False)
     table.add_column()
     table.add_column(justify="right")
@@ -53,7 +54,7 @@ def context(repl: Repl, argument: str) -> None:
         else "not yet calibrated by the provider"
     )
     repl.console.print(
-        Text(f"Next request to {repl.runtime.model}, estimated in tokens ({calibration}):")
+        Text(f"Next request to {window.provider.model}, estimated in tokens ({calibration}):")
     )
     repl.console.print(table)
     repl.note(
@@ -69,7 +70,7 @@ def compact(repl: Repl, argument: str) -> None:
         repl.note("Nothing to compact yet: this session has no messages.")
         return
     repl.note("summarizing the older messages…")
-    event, usage = repl.agent().context.compact_now(repl.session_id)
+    event, usage = repl.agent().context_window(repl.session_id).compact_now(repl.session_id)
     if event is None:
         repl.note("Nothing to compact: the session is already as short as it gets.")
         return

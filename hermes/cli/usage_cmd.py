@@ -1,6 +1,6 @@
-"""``hermes usage``: tokens and cost per day and model, from the per-turn ledger.
+"""``hermes usage``: tokens and cost per day and model, from the usage ledger (one row per model call).
 
-Days are UTC days. A turn on a model with no known price (a local server)
+Days are UTC days. A call to a model with no known price (a local server)
 counts its tokens and leaves its cost out: the cost shown is then a floor,
 and the output says so rather than pretend it was free.
 """
@@ -44,7 +44,7 @@ def usage(days: int, as_json: bool) -> None:
     for name, justify in (
         ("day", "left"),
         ("model", "left"),
-        ("turns", "right"),
+        ("calls", "right"),
         ("input", "right"),
         ("cached", "right"),
         ("output", "right"),
@@ -55,26 +55,26 @@ def usage(days: int, as_json: bool) -> None:
         table.add_row(
             row.day,
             row.model,
-            f"{row.turns:,}",
+            f"{row.calls:,}",
             f"{row.input_tokens:,}",
             f"{row.cache_read_tokens:,}",
             f"{row.output_tokens:,}",
-            cost_text(row.cost_usd, row.unpriced_turns),
+            cost_text(row.cost_usd, row.unpriced_calls),
         )
     table.add_row(
         "total",
         "",
-        f"{total['turns']:,}",
+        f"{total['calls']:,}",
         f"{total['input_tokens']:,}",
         f"{total['cache_read_tokens']:,}",
         f"{total['output_tokens']:,}",
-        cost_text(total["cost_usd"], total["unpriced_turns"]),
+        cost_text(total["cost_usd"], total["unpriced_calls"]),
         style="bold",
     )
     console.print(table)
-    if total["unpriced_turns"]:
+    if total["unpriced_calls"]:
         console.print(
-            f"{total['unpriced_turns']} turn(s) ran on models with no known price; "
+            f"{total['unpriced_calls']} call(s) went to models with no known price; "
             "their cost is not included.",
             style="dim",
         )
@@ -83,12 +83,12 @@ def usage(days: int, as_json: bool) -> None:
 def totals(rows) -> dict:
     """The rows added up; ``cost_usd`` None when no row had a known price."""
     keys = (
-        "turns",
+        "calls",
         "input_tokens",
         "output_tokens",
         "cache_read_tokens",
         "cache_write_tokens",
-        "unpriced_turns",
+        "unpriced_calls",
     )
     total = {key: sum(getattr(r, key) for r in rows) for key in keys}
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]

@@ -17,7 +17,7 @@ from hermes.store.values import Compaction, UsageDay
 
 
 def add_usage(connection: Connection, session_id: int, usage: Usage, model: str) -> int:
-    """Add a turn's usage to its session's totals and to the ledger; rows updated (0: no session)."""
+    """Add model usage to its session's totals and to the ledger; rows updated (0: no session)."""
     s = sessions_table.c
     unpriced = 1 if usage.cost_usd is None and (usage.input_tokens or usage.output_tokens) else 0
     result = connection.execute(
@@ -29,7 +29,7 @@ def add_usage(connection: Connection, session_id: int, usage: Usage, model: str)
             cache_read_tokens=s.cache_read_tokens + usage.cache_read_tokens,
             cache_write_tokens=s.cache_write_tokens + usage.cache_write_tokens,
             cost_usd=s.cost_usd + (usage.cost_usd or 0.0),
-            unpriced_turns=s.unpriced_turns + unpriced,
+            unpriced_calls=s.unpriced_calls + unpriced,
         )
     )
     if result.rowcount and (usage.input_tokens or usage.output_tokens):
@@ -58,7 +58,7 @@ def usage_by_day(connection: Connection, days: int, now: datetime | None = None)
         select(
             day.label("day"),
             u.model,
-            func.count().label("turns"),
+            func.count().label("calls"),
             func.sum(u.input_tokens),
             func.sum(u.output_tokens),
             func.sum(u.cache_read_tokens),
@@ -74,13 +74,13 @@ def usage_by_day(connection: Connection, days: int, now: datetime | None = None)
         UsageDay(
             day=row[0],
             model=row[1] or "unknown",
-            turns=row[2],
+            calls=row[2],
             input_tokens=row[3] or 0,
             output_tokens=row[4] or 0,
             cache_read_tokens=row[5] or 0,
             cache_write_tokens=row[6] or 0,
             cost_usd=None if row[7] is None else round(row[7], 6),
-            unpriced_turns=row[8] or 0,
+            unpriced_calls=row[8] or 0,
         )
         for row in connection.execute(query)
     ]

@@ -52,7 +52,7 @@ def session_info(row) -> SessionInfo:
         external_id=row.external_id,
         cache_read_tokens=row.cache_read_tokens,
         cache_write_tokens=row.cache_write_tokens,
-        unpriced_turns=row.unpriced_turns,
+        unpriced_calls=row.unpriced_calls,
         token_ratio=row.token_ratio,
     )
 

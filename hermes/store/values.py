@@ -52,7 +52,7 @@ class SessionInfo:
     external_id: str | None = None
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    unpriced_turns: int = 0
+    unpriced_calls: int = 0
     token_ratio: float | None = None
 
     @property
@@ -60,7 +60,7 @@ class SessionInfo:
         """The session's stored totals. ``cost_usd`` is None when no turn had a known
         price (a local model), never a made-up zero."""
         spent = self.input_tokens + self.output_tokens
-        unknown = self.unpriced_turns > 0 and not self.cost_usd
+        unknown = self.unpriced_calls > 0 and not self.cost_usd
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -120,13 +120,13 @@ class UsageDay:
 
     day: str  # YYYY-MM-DD
     model: str
-    turns: int
+    calls: int  # model calls (turns, their curator and compaction calls)
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
     cache_write_tokens: int
     cost_usd: float | None  # None when no turn had a known price
-    unpriced_turns: int
+    unpriced_calls: int
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

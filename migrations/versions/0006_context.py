@@ -1,7 +1,7 @@
-"""Long sessions: stored compactions, a usage ledger per turn, per-session token calibration.
+"""Long sessions: stored compactions, a usage ledger per model call, per-session token calibration.
 
 Revision ID: 0006
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from hermes.store.models import UTCDateTime
 
 revision = "0006"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
@@ -41,7 +41,7 @@ def upgrade() -> None:
     )
     op.create_index("ix_compactions_session", "compactions", ["session_id", "id"])
 
-    # One row per turn: what `hermes usage` adds up by day and model. It keeps
+    # One row per model call (or per turn, as the loop saves it): what `hermes usage` adds up by day and model. It keeps
     # the spend of deleted sessions (session_id becomes NULL).
     op.create_table(
         "usage_records",
@@ -64,7 +64,7 @@ def upgrade() -> None:
     op.add_column("sessions", sa.Column("token_ratio", sa.Float))
     op.add_column(
         "sessions",
-        sa.Column("unpriced_turns", sa.Integer, nullable=False, server_default="0"),
+        sa.Column("unpriced_calls", sa.Integer, nullable=False, server_default="0"),
     )
 
     # Sessions from before this revision: their totals become one ledger row
@@ -80,7 +80,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("unpriced_turns")
+        batch.drop_column("unpriced_calls")
         batch.drop_column("token_ratio")
     op.drop_index("ix_usage_records_created", "usage_records")
     op.drop_table("usage_records")
