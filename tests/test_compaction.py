@@ -198,7 +198,7 @@ def test_the_fake_server_refuses_oversize_requests_like_the_real_apis(
     with pytest.raises(ContextTooLong):
         list(fake_provider(wire).stream(request))
     body = fake_llm.last_request
-    assert body.json["max_tokens" if wire == "anthropic" else "max_completion_tokens"] == 100
+    assert wf.requested_output(body.json) == 100
     # The raw error body is the API's own.
     import urllib.request
 
@@ -346,9 +346,8 @@ def test_session_json_carries_usage_and_hermes_usage_adds_up_by_day_and_model(
         list(agent.run_turn(session_id, "second"))
         usage = rt.store.get_session(session_id).to_dict()["usage"]
         # A local model with no price: tokens counted, cost unknown (not zero).
-        rt.set_model("llama3.2")
         fake_llm.reply(text="three", usage=(500, 50))
-        local = rt.store.create_session().id
+        local = rt.store.create_session(model="llama3.2").id
         list(rt.agent().run_turn(local, "third"))
         assert rt.store.get_session(local).to_dict()["usage"]["cost_usd"] is None
     assert usage["input_tokens"] == 4_000 and usage["output_tokens"] == 400
