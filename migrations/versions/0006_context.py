@@ -1,7 +1,7 @@
 """Long sessions: stored compactions, a usage ledger per model call, per-session token calibration.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from hermes.store.models import UTCDateTime
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
