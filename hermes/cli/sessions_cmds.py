@@ -72,8 +72,7 @@ def sessions(limit: int, as_json: bool) -> None:
             "updated_at",
             "message_count",
             "summary",
-            "model",
-            "usage",
+            "usage",  # stored totals: tokens and cost_usd (null when the price is unknown)
         )
         items = [{key: info.to_dict()[key] for key in keys} for info in found]
         click.echo(json.dumps(items, ensure_ascii=False, indent=2))
