@@ -11,7 +11,7 @@ const turnModules = () => Promise.all([import('./stream.js'), import('./turnview
 import { announce, copyText, flash, errorBox, el } from './ui.js';
 
 const PAGE = 100; // older/newer pages
-const FIRST_PAGE = 50; // what a session opens with: enough to fill the screen, quick to paint
+const FIRST_PAGE = 40; // what a session opens with: enough to fill the screen, quick to paint
 const $ = (id) => document.getElementById(id);
 
 export class Chat {
@@ -74,6 +74,8 @@ export class Chat {
 
   /** Show an empty new chat; the session is created by the first message. */
   newChat() {
+    // The chat being left gets its summary written when the new one is created (server side).
+    if (this.session) this.leftSessionId = Number(this.session.id);
     this._leave();
     this.openSeq++; // an open() still loading must not replace the new chat
     this.session = null;
@@ -191,7 +193,8 @@ export class Chat {
     if (this.hasNewer && this.session) await this.open(this.session.id);
     if (!this.session) {
       try {
-        const data = await post('/api/sessions', {});
+        const data = await post('/api/sessions', this.leftSessionId ? { previous_session_id: this.leftSessionId } : {});
+        this.leftSessionId = null;
         this.session = data.session;
         this.usage = baseUsage(this.session);
         this.onSessionChanged(this.session, { top: true });

@@ -74,7 +74,22 @@ function parse(url) {
   return { view: 'chat', sessionId: null };
 }
 
+let routeSeq = 0;
+let initialSession = document.getElementById('app').dataset.sessionId || null;
+
+/** Show the view the URL names. `data-ready` on #app says when it is up (tests wait for it). */
 async function route(state = {}) {
+  const seq = ++routeSeq;
+  const app = document.getElementById('app');
+  app.dataset.ready = '';
+  try {
+    await show(state, () => seq === routeSeq);
+  } finally {
+    if (seq === routeSeq) app.dataset.ready = '1';
+  }
+}
+
+async function show(state, current) {
   const r = parse(location.href);
   showView(r.view);
   if (r.view === 'chat') {
@@ -86,9 +101,18 @@ async function route(state = {}) {
       sidebar.setActive(null);
       document.title = 'New chat · Hermes';
     } else {
-      // "/" shows the newest session, or a new chat when there is none.
+      // "/" shows the newest session, or a new chat when there is none. On the first load
+      // the server already named it (data-session-id), which saves a request.
+      const named = initialSession;
+      initialSession = null;
+      if (named) {
+        history.replaceState({}, '', '/sessions/' + encodeURIComponent(named));
+        await chat.open(named);
+        return;
+      }
       try {
         const data = await get('/api/sessions' + qs({ limit: 1 }));
+        if (!current()) return; // the user went elsewhere (New chat) meanwhile
         if (data.sessions.length) {
           history.replaceState({}, '', '/sessions/' + encodeURIComponent(data.sessions[0].id));
           await chat.open(String(data.sessions[0].id));

@@ -164,6 +164,12 @@ def new_page(context: BrowserContext, watch: Watch):
         watch.check(p)
 
 
+def goto(page: Page, path: str) -> None:
+    """Open a page and wait until its view is up (the memory and skills code loads on demand)."""
+    page.goto(path)
+    expect(page.locator('#app[data-ready="1"]')).to_have_count(1)
+
+
 def shoot(page: Page, name: str) -> None:
     """Save a screenshot under tests/browser/screenshots/ (git-ignored)."""
     SCREENSHOTS.mkdir(exist_ok=True)

@@ -147,8 +147,12 @@ class LiveApp:
         messages: list[tuple[str, str]] | list[Message],
         *,
         source: str = "import",
+        summary: str | None = "A seeded conversation.",
     ) -> int:
-        """A whole conversation in one transaction (as an import would write it); its id."""
+        """A whole conversation in one transaction (as an import would write it); its id.
+
+        It has a summary already, so starting a new chat never asks the scripted model to
+        write one (that request would take a reply a test queued for its own turn)."""
         from hermes.store.bulk import SessionRecord
 
         start = datetime.now(UTC) - timedelta(days=3)
@@ -160,10 +164,26 @@ class LiveApp:
             updated_at=start + timedelta(seconds=len(msgs)),
             messages=timed,
             source=source,
+            summary=summary,
         )
         session_id = self.store.add_session_record(record)
         assert session_id is not None
         return session_id
+
+    def settle_summary(self, page, session_id: int) -> None:
+        """Have the summary of a chat with two user messages written now, with its own reply,
+        so it does not take a reply queued by a later test (the app writes it on "New chat")."""
+        self.fake.reply(text="A short summary.")
+        token = page.locator('meta[name="csrf-token"]').get_attribute("content")
+        response = page.request.post(
+            "/api/sessions",
+            data={"previous_session_id": session_id},
+            headers={"X-CSRF-Token": token},
+        )
+        assert response.status == 201, response.text()
+        deadline = time.monotonic() + 30
+        while self.store.get_session(session_id).summary is None and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def message_ids(self, session_id: int) -> list[int]:
         return [m.id for m in self.store.messages(session_id)]

@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import PASSWORD, LiveApp
 
 LONG = (
@@ -20,9 +21,13 @@ def send(page: Page, text: str) -> None:
 
 
 def new_chat(page: Page) -> None:
-    page.goto("/")
+    goto(page, "/")
     page.click("#new-chat")
     expect(page.locator("#chat-title")).to_have_text("New chat")
+
+
+def session_id(page: Page) -> int:
+    return int(re.search(r"/sessions/(\d+)", page.url).group(1))
 
 
 def answers(page: Page):
@@ -43,6 +48,7 @@ def test_login_rejects_a_wrong_password_then_logs_in_and_out(browser: Browser, l
     page.fill("#password", PASSWORD)
     page.click("button[type=submit]")
     expect(page.locator("#composer-input")).to_be_visible()
+    page.wait_for_load_state("networkidle")
     page.click(".logout-form button")
     expect(page).to_have_url(re.compile(r"/login"))
     page.goto("/skills")
@@ -125,7 +131,7 @@ def test_a_second_tab_follows_the_running_turn(page: Page, new_page, live: LiveA
     send(page, "tab test")
     expect(page.locator(".msg-assistant.live")).to_contain_text("Shared", timeout=10_000)
     other = new_page()
-    other.goto(page.url)
+    goto(other, page.url)
     expect(other.locator(".msg-assistant").last).to_contain_text("The end.", timeout=20_000)
     expect(answers(page).last).to_contain_text("The end.", timeout=20_000)
 
@@ -151,6 +157,7 @@ def test_messages_typed_during_a_turn_wait_and_are_sent_after(page: Page, live: 
     send(page, "second")
     expect(page.locator("#queued")).to_contain_text("1 waiting")
     expect(answers(page).last).to_contain_text("Second answer here.", timeout=20_000)
+    live.settle_summary(page, session_id(page))
     users = page.locator("#messages .msg-user .msg-body")
     expect(users).to_have_text(["first", "second"])
     expect(page.locator("#queued")).to_be_hidden()
@@ -177,6 +184,7 @@ def test_a_model_error_shows_inline_with_a_retry_that_works(page: Page, live: Li
     expect(error).to_be_visible(timeout=15_000)
     error.locator("button.retry").click()
     expect(answers(page).last).to_contain_text("Worked on retry.", timeout=15_000)
+    live.settle_summary(page, session_id(page))
 
 
 def test_copy_buttons_copy_code_and_whole_answers(page: Page, context, live: LiveApp):

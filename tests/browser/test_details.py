@@ -8,6 +8,7 @@ import re
 
 from playwright.sync_api import Page, Route, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import LiveApp
 
 
@@ -29,7 +30,7 @@ def test_compaction_marker_and_session_usage_when_the_api_gives_them(page: Page,
         route.fulfill(response=response, body=json.dumps(data))
 
     page.route(re.compile(rf"/api/sessions/{sid}\?"), add_fields)
-    page.goto(f"/sessions/{sid}")
+    goto(page, f"/sessions/{sid}")
     marker = page.locator(".compaction-marker")
     expect(marker).to_have_text("earlier messages summarized")
     # Right after the message it summarizes through.
@@ -44,7 +45,7 @@ def test_long_tool_output_is_folded_until_asked(page: Page, live: LiveApp):
     )
     live.fake.reply(tool_calls=[("read_file", {"path": "big.txt"})])
     live.fake.reply(text="A big file.")
-    page.goto("/")
+    goto(page, "/")
     page.click("#new-chat")
     page.fill("#composer-input", "read big.txt")
     page.keyboard.press("Enter")
@@ -59,7 +60,7 @@ def test_long_tool_output_is_folded_until_asked(page: Page, live: LiveApp):
 
 def test_unknown_events_are_ignored_and_hooks_receive_their_type(page: Page, live: LiveApp):
     live.fake.reply(text="Answer despite strange events.")
-    page.goto("/")
+    goto(page, "/")
     page.click("#new-chat")
     # Register a hook the way static/js/approvals.js would, for a made-up event type.
     page.evaluate(

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import LiveApp
 
 
@@ -15,7 +16,7 @@ def test_search_shows_marked_snippets_and_a_hit_opens_its_message(page: Page, li
     filler[150] = ("assistant", "The zygomorphic orchid needs bright indirect light.")
     sid = live.seed_session("Plant care", filler)
     target = live.message_ids(sid)[150]
-    page.goto("/memory?q=zygomorphic")
+    goto(page, "/memory?q=zygomorphic")
     hit = page.locator(".hit").first
     expect(hit.locator(".hit-title")).to_have_text("Plant care")
     expect(hit.locator(".hit-role")).to_have_text("assistant")
@@ -36,7 +37,7 @@ def test_search_filters_by_role_and_date(page: Page, live: LiveApp):
     live.seed_session(
         "Filters", [("user", "the quokka question"), ("assistant", "the quokka answer")]
     )
-    page.goto("/memory")
+    goto(page, "/memory")
     page.fill("#search-q", "quokka")
     page.keyboard.press("Enter")
     expect(page.locator(".hit")).to_have_count(2)
@@ -56,7 +57,7 @@ def test_search_filters_by_role_and_date(page: Page, live: LiveApp):
 
 
 def test_search_accepts_any_query_text(page: Page, live: LiveApp):
-    page.goto("/memory")
+    goto(page, "/memory")
     for query in ['"unbalanced', "a AND OR NOT (", "*", "NEAR(x y"]:
         page.fill("#search-q", query)
         page.keyboard.press("Enter")
@@ -65,7 +66,7 @@ def test_search_accepts_any_query_text(page: Page, live: LiveApp):
 
 
 def test_profile_memory_edits_with_limits_and_guard_flags(page: Page, live: LiveApp):
-    page.goto("/memory#profile")
+    goto(page, "/memory#profile")
     user = page.locator("#profile-user")
     expect(user).to_be_visible()
     expect(page.locator("#profile-user-count")).to_contain_text("/ 4,000 characters")

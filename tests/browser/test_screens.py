@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import WATCH, Watch, shoot
+from tests.browser.conftest import WATCH, Watch, goto, shoot
 from tests.browser.live import LiveApp
 
 SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -71,7 +71,7 @@ def test_screenshots_of_every_view(
     watch = Watch()
     watch.attach(page)
     for name, path in views(showcase).items():
-        page.goto(path)
+        goto(page, path)
         ready = {
             "chat": "#messages .tool-card",
             "memory": ".hit",
@@ -91,7 +91,7 @@ def test_phone_width_sidebar_is_a_drawer(browser: Browser, auth_state, live: Liv
         storage_state=auth_state, base_url=live.url, viewport=SIZES["phone"]
     )
     page = context.new_page()
-    page.goto(f"/sessions/{showcase['session']}")
+    goto(page, f"/sessions/{showcase['session']}")
     sidebar = page.locator("#sidebar")
     expect(sidebar).not_to_be_in_viewport()
     toggle = page.locator("#drawer-toggle")
@@ -110,7 +110,7 @@ def test_phone_width_sidebar_is_a_drawer(browser: Browser, auth_state, live: Liv
 
 
 def test_keyboard_shortcuts_and_focus(page: Page, live: LiveApp, showcase):
-    page.goto(f"/sessions/{showcase['session']}")
+    goto(page, f"/sessions/{showcase['session']}")
     expect(page.locator("#messages .tool-card")).to_be_visible()
     page.locator("body").press("?")
     dialog = page.locator("#shortcuts")
@@ -131,7 +131,7 @@ def test_keyboard_shortcuts_and_focus(page: Page, live: LiveApp, showcase):
 
 
 def test_landmarks_labels_and_live_region(page: Page, live: LiveApp, showcase):
-    page.goto(f"/sessions/{showcase['session']}")
+    goto(page, f"/sessions/{showcase['session']}")
     expect(page.locator("#messages .tool-card")).to_be_visible()
     for role in ["banner", "navigation", "main", "complementary", "log", "status"]:
         assert page.get_by_role(role).count() >= 1, role

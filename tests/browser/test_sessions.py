@@ -6,6 +6,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import LiveApp
 
 DOM_CAP = 240  # transcript.js MAX_IN_DOM
@@ -18,7 +19,7 @@ def rows(page: Page):
 def test_rename_in_place_and_delete_with_confirmation(page: Page, live: LiveApp):
     keep = live.seed_session("Keep me", [("user", "hello"), ("assistant", "hi")])
     doomed = live.seed_session("Delete me", [("user", "bye"), ("assistant", "ok")])
-    page.goto(f"/sessions/{keep}")
+    goto(page, f"/sessions/{keep}")
     item = page.locator(f'#session-list li[data-id="{keep}"]')
     expect(item).to_have_class(re.compile("active"))
     item.hover()
@@ -56,7 +57,7 @@ def test_rename_in_place_and_delete_with_confirmation(page: Page, live: LiveApp)
 
 def test_new_chat_button_and_session_links(page: Page, live: LiveApp):
     first = live.seed_session("First of two", [("user", "one"), ("assistant", "answer one")])
-    page.goto(f"/sessions/{first}")
+    goto(page, f"/sessions/{first}")
     expect(page.locator("#messages")).to_contain_text("answer one")
     page.click("#new-chat")
     expect(page.locator("#chat-title")).to_have_text("New chat")
@@ -71,7 +72,7 @@ def test_new_chat_button_and_session_links(page: Page, live: LiveApp):
 def test_the_sidebar_pages_in_more_sessions_as_it_scrolls(page: Page, live: LiveApp):
     for n in range(60):
         live.seed_session(f"Paged session {n:02d}", [("user", f"q{n}")])
-    page.goto("/")
+    goto(page, "/")
     items = page.locator("#session-list li[data-id]")
     expect(items.first).to_be_visible()
     before = items.count()
@@ -83,7 +84,7 @@ def test_the_sidebar_pages_in_more_sessions_as_it_scrolls(page: Page, live: Live
 def test_a_long_session_opens_at_its_end_and_pages_up_in_a_bounded_dom(page: Page, live: LiveApp):
     messages = [("user" if i % 2 == 0 else "assistant", f"message number {i}") for i in range(2000)]
     sid = live.seed_session("Two thousand", messages)
-    page.goto(f"/sessions/{sid}")
+    goto(page, f"/sessions/{sid}")
     expect(rows(page).last).to_contain_text("message number 1999")
     assert rows(page).count() <= 100
     transcript = page.locator("#transcript")
@@ -107,7 +108,7 @@ def test_a_bookmarked_message_opens_scrolled_to_and_highlighted(page: Page, live
     messages = [("user" if i % 2 == 0 else "assistant", f"line {i}") for i in range(600)]
     sid = live.seed_session("Bookmarks", messages)
     target = live.message_ids(sid)[250]
-    page.goto(f"/sessions/{sid}#m{target}")
+    goto(page, f"/sessions/{sid}#m{target}")
     row = page.locator(f"#m{target}")
     expect(row).to_have_class(re.compile("highlight"))
     expect(row).to_contain_text("line 250")

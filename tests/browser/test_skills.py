@@ -8,11 +8,12 @@ import zipfile
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import LiveApp
 
 
 def create_in_ui(page: Page, name: str, description: str, body: str, triggers: str = "") -> None:
-    page.goto("/skills")
+    goto(page, "/skills")
     page.click("#skill-new")
     page.fill("#skill-field-name", name)
     page.fill("#skill-field-description", description)
@@ -56,7 +57,7 @@ def test_create_edit_see_the_diff_and_restore_an_earlier_version(page: Page, liv
 
 def test_validation_errors_show_next_to_their_field(page: Page, live: LiveApp, watch):
     watch.allow_http_status(400)
-    page.goto("/skills")
+    goto(page, "/skills")
     page.click("#skill-new")
     page.fill("#skill-field-name", "Bad Name!")
     page.fill("#skill-field-description", "ok")
@@ -79,7 +80,7 @@ def test_list_search_sort_import_export_and_delete(page: Page, live: LiveApp, tm
         "---\nname: beta-import\ndescription: Imported beta skill, use for beta tasks.\n---\n\n"
         "# Beta\n\nDo the beta thing.\n"
     )
-    page.goto("/skills")
+    goto(page, "/skills")
     page.set_input_files("#skill-import", str(skill_md))
     expect(page.locator("#skills-status")).to_contain_text("Imported beta-import")
     expect(page).to_have_url(re.compile(r"/skills/beta-import$"))
@@ -112,6 +113,6 @@ def test_a_bad_import_is_refused_with_a_message(page: Page, live: LiveApp, tmp_p
     watch.allow_http_status(400)
     bad = tmp_path / "SKILL.md"
     bad.write_text("no frontmatter at all")
-    page.goto("/skills")
+    goto(page, "/skills")
     page.set_input_files("#skill-import", str(bad))
     expect(page.locator("#skills-status")).to_contain_text("Import failed")

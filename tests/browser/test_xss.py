@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.conftest import goto
 from tests.browser.live import LiveApp
 
 CANARY = "window.hermesPwned=1"
@@ -85,7 +86,7 @@ def click_all_links(page: Page, scope: str) -> None:
 
 def test_assistant_text_live_and_reloaded(page: Page, live: LiveApp):
     live.fake.reply(text=TEXT)
-    page.goto("/")
+    goto(page, "/")
     page.click("#new-chat")
     page.fill("#composer-input", "show me hostile markup")
     page.keyboard.press("Enter")
@@ -111,7 +112,7 @@ def test_tool_output(page: Page, live: LiveApp):
     (live.workspace / "hostile.txt").write_text(TEXT)
     live.fake.reply(tool_calls=[("read_file", {"path": "hostile.txt"})])
     live.fake.reply(text="I read it.")
-    page.goto("/")
+    goto(page, "/")
     page.click("#new-chat")
     page.fill("#composer-input", "read hostile.txt")
     page.keyboard.press("Enter")
@@ -128,9 +129,8 @@ def test_tool_output(page: Page, live: LiveApp):
 
 
 def test_skill_body(page: Page, live: LiveApp):
-    token = page.goto("/skills") and page.locator('meta[name="csrf-token"]').get_attribute(
-        "content"
-    )
+    goto(page, "/skills")
+    token = page.locator('meta[name="csrf-token"]').get_attribute("content")
     response = page.request.post(
         "/api/skills",
         data={
@@ -142,7 +142,7 @@ def test_skill_body(page: Page, live: LiveApp):
         headers={"X-CSRF-Token": token},
     )
     assert response.status == 201, response.text()
-    page.goto("/skills/hostile-skill")
+    goto(page, "/skills/hostile-skill")
     expect(page.locator("#skill-detail .skill-body")).to_contain_text("override")
     assert_inert(page, "#skill-detail")
     click_all_links(page, "#skill-detail")
@@ -157,13 +157,13 @@ def test_session_title_imported_messages_and_search_snippets(page: Page, live: L
         title,
         [("user", "importedcanary " + TEXT), ("assistant", "importedcanary " + TEXT)],
     )
-    page.goto(f"/sessions/{sid}")
+    goto(page, f"/sessions/{sid}")
     expect(page.locator("#chat-title")).to_have_text(title)
     expect(page.locator(f'#session-list li[data-id="{sid}"] .session-title')).to_have_text(title)
     expect(page.locator("#messages .msg-user .msg-body")).to_contain_text("<script>")
     assert_inert(page, "#app")
     click_all_links(page, "#messages")
-    page.goto("/memory?q=importedcanary")
+    goto(page, "/memory?q=importedcanary")
     hits = page.locator(".hit")
     expect(hits.first).to_be_visible()
     expect(hits.first.locator(".hit-title")).to_have_text(title)

@@ -212,3 +212,23 @@ def test_a_server_shutting_down_refuses_new_turns_with_503(turns_app, browser, f
     assert answer.status_code == 503
     assert answer.get_json()["error"]["code"] == "shutting_down"
     assert fake_llm.requests == []
+
+
+def test_a_turn_running_elsewhere_makes_the_session_busy_too(turns_app, browser, fake_llm):
+    """A turn this pool never started (the REPL, `hermes chat`) still answers 409 with its id."""
+    session = new_session(browser)
+    store = turns_app.extensions["hermes.runtime"].store
+    store.start_turn(session, "c" * 32)  # what another surface's turn records
+    answer = browser.post(f"/api/sessions/{session}/turns", json={"message": "hi"})
+    assert answer.status_code == 409
+    error = answer.get_json()["error"]
+    assert error["code"] == "session_busy" and error["turn_id"] == "c" * 32
+    assert turns_app.extensions["hermes.pool"].running(session) is None  # nothing left behind
+    store.finish_turn("c" * 32, "end_turn")
+    fake_llm.reply(text="free again")
+    assert (
+        ndjson(browser.post(f"/api/sessions/{session}/turns", json={"message": "hi"}))[-1][
+            "stop_reason"
+        ]
+        == "end_turn"
+    )
