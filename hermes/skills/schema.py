@@ -162,8 +162,15 @@ class Skill:
         }
 
     def to_detail_dict(self) -> dict[str, Any]:
-        """The shape of ``GET /api/skills/<name>``: the summary plus body and files."""
-        return {**self.to_dict(), "body": self.body, "files": self.files}
+        """The shape of ``GET /api/skills/<name>``: the summary plus body, files and the
+        id of the session that taught it (None for skills written elsewhere)."""
+        source = self.source_session
+        return {
+            **self.to_dict(),
+            "body": self.body,
+            "files": self.files,
+            "source_session": source if isinstance(source, int) else None,
+        }
 
 
 def split_triggers(raw: str | list | tuple | None) -> list[str]:

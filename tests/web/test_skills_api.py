@@ -296,3 +296,21 @@ def test_an_upload_beyond_the_request_cap_is_a_json_413(api):
     assert response.status_code == 413
     assert response.json["error"]["code"] == "too_large"
     assert api.get("/api/skills").json["skills"] == []
+
+
+def test_a_learned_skill_names_the_session_that_taught_it(app, api):
+    runtime = app.extensions["hermes.runtime"]
+    session = runtime.store.create_session()
+    runtime.skills.create(
+        name="tidy-downloads",
+        description="Sort the Downloads folder by type. Use when it is cluttered.",
+        body="1. List the files.\n2. Move each into a folder named after its type.",
+        created_by="agent",
+        source_session=session.id,
+    )
+    assert api.get("/api/skills/tidy-downloads").json["skill"]["source_session"] == session.id
+    api.post(
+        "/api/skills",
+        json={"name": "by-hand", "description": "Mine. Use always.", "body": "Do it."},
+    )
+    assert api.get("/api/skills/by-hand").json["skill"]["source_session"] is None
