@@ -8,6 +8,7 @@ tool runs), so a crash or a cancel never loses what already happened.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -15,6 +16,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 from hermes.agent.cancellable import TurnCancelled, cancellable
+from hermes.approvals.gate import Approvals, TurnGate, unattended
 from hermes.config import Config
 from hermes.errors import HermesError, ProviderError, ToolError
 from hermes.events import (
@@ -58,6 +60,7 @@ class Agent:
         skills=None,
         profile=None,
         curator=None,
+        approvals: Approvals | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -66,6 +69,8 @@ class Agent:
         self.skills = skills
         self.profile = profile
         self.curator = curator
+        # Who decides on dangerous tool calls; the surface supplies it (REPL, web, chat -q).
+        self.approvals = approvals or unattended(config)
 
     # -- the turn --------------------------------------------------------------
 
@@ -109,6 +114,7 @@ class Agent:
             profile=self.profile,
             cancel=cancel,
         )
+        gate = self.approvals.turn(session_id, turn_id)
         spent: list[Usage] = []  # every model call's usage, the curator's included
         tool_call_count = 0
         assistant_id: int | None = None
@@ -143,10 +149,14 @@ class Agent:
                 break
 
             tool_call_count += yield from self._run_tools(
-                ctx, response.tool_calls, history, turn_messages, turn_id
+                ctx, response.tool_calls, history, turn_messages, turn_id, gate
             )
             if cancel.is_set():
                 stop_reason = "cancelled"
+                break
+            if gate.stopped:
+                yield ErrorEvent(message=gate.stopped)
+                stop_reason = "refusal"
                 break
 
         learn = stop_reason == "end_turn" and not cancel.is_set()
@@ -169,23 +179,31 @@ class Agent:
         history: list[Message],
         turn_messages: list[Message],
         turn_id: str,
+        gate: TurnGate,
     ) -> Generator[Event, None, int]:
         """Run the calls of one response in order, recording each result; returns how many ran.
 
+        The gate reviews each call first (it may wait for the user's approval).
         Once the turn is cancelled, the remaining calls still get a result, so
         the history stays valid for the next turn.
         """
         ran = 0
         for call in calls:
             yield call
+            review = yield from gate.review(call, ctx.cancel)
+            extra: tuple[Event, ...] = ()
             if ctx.cancel.is_set():
                 result = ToolResult(
                     id=call.id, name=call.name, output="cancelled by the user", is_error=True
                 )
-                extra: tuple[Event, ...] = ()
+            elif review.refusal is not None:
+                result = ToolResult(
+                    id=call.id, name=call.name, output=review.refusal, is_error=True
+                )
             else:
                 result, extra = self._run_tool(ctx, call)
                 ran += 1
+            result = dataclasses.replace(result, approval=review.record)
             yield result
             yield from extra
             tool_message = Message(
@@ -194,6 +212,7 @@ class Agent:
                 tool_call_id=call.id,
                 tool_name=call.name,
                 is_error=result.is_error,
+                approval=review.record,
             )
             self._record(ctx.session_id, tool_message, turn_id)
             history.append(tool_message)

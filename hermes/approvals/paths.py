@@ -18,12 +18,55 @@ from pathlib import Path
 
 # Deleting one of these recursively wrecks the machine or the user's account.
 ROOT_FOLDERS = frozenset(
-    ["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/usr/bin", "/usr/lib", "/usr/local", "/usr/sbin", "/var/lib"]
+    [
+        "/",
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/media",
+        "/mnt",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+        "/usr/bin",
+        "/usr/lib",
+        "/usr/local",
+        "/usr/sbin",
+        "/var/lib",
+    ]
 )
 
 # Writing here changes how the user's shell, login or machine behaves.
 SHELL_STARTUP_FILES = frozenset(
-    [".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".xprofile", ".xinitrc"]
+    [
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".kshrc",
+        ".cshrc",
+        ".tcshrc",
+        ".inputrc",
+        ".xprofile",
+        ".xinitrc",
+    ]
 )
 SENSITIVE_HOME_FOLDERS = (".ssh", ".gnupg", ".config/autostart", ".config/fish", ".aws", ".kube")
 SENSITIVE_SYSTEM_FOLDERS = ("/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/var/spool/cron")

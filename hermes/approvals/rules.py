@@ -511,7 +511,38 @@ STRUCTURAL: dict[str, tuple[Level, str]] = {
 
 # Programs that only read: running them through xargs or find -exec is harmless.
 READ_ONLY = frozenset(
-    ["cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "ls", "stat", "file", "du", "md5sum", "sha1sum", "sha256sum", "sha512sum", "echo", "printf", "basename", "dirname", "realpath", "readlink", "test", "[", "true", "false", "diff", "cmp", "sort", "uniq"]
+    [
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ls",
+        "stat",
+        "file",
+        "du",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "echo",
+        "printf",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "test",
+        "[",
+        "true",
+        "false",
+        "diff",
+        "cmp",
+        "sort",
+        "uniq",
+    ]
 )
 
 # Wrappers that run the rest of their arguments as a command: options they take
@@ -584,9 +615,25 @@ IN_PLACE_EDITORS = frozenset({"sed", "perl"})
 
 SHELL_PROGRAMS = frozenset(SHELLS.split())
 INTERPRETERS = frozenset(
-    ["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "deno", "bun", "php", "lua", "tclsh", "osascript"]
+    [
+        "python",
+        "python2",
+        "python3",
+        "perl",
+        "ruby",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "php",
+        "lua",
+        "tclsh",
+        "osascript",
+    ]
 )
-DOWNLOADERS = frozenset(["curl", "wget", "fetch", "aria2c", "http", "https", "lwp-request", "nc", "ncat"])
+DOWNLOADERS = frozenset(
+    ["curl", "wget", "fetch", "aria2c", "http", "https", "lwp-request", "nc", "ncat"]
+)
 
 
 def _subcommand_words(use: Use) -> list[str]:

@@ -106,7 +106,30 @@ _PLAIN = re.compile(r"[A-Za-z0-9_./=:,@%+\-^ \t*?~|&;<>'\"]*")
 
 
 _RESERVED = frozenset(
-    ["if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "in", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]"]
+    [
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "in",
+        "function",
+        "select",
+        "time",
+        "coproc",
+        "{",
+        "}",
+        "!",
+        "[[",
+        "]]",
+    ]
 )
 
 

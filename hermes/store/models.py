@@ -96,6 +96,8 @@ class MessageRow(Base):
     # Per-turn text sent ahead of a user message; replayed, never shown or searched.
     context: Mapped[str | None] = mapped_column(Text)
     turn_id: Mapped[str | None] = mapped_column(String(64))
+    # JSON: who allowed or refused a gated tool call, when, and why (tool messages only).
+    approval: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
