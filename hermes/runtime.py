@@ -16,6 +16,7 @@ from hermes.errors import ConfigError
 
 if TYPE_CHECKING:
     from hermes.agent.loop import Agent
+    from hermes.approvals.gate import Approvals
     from hermes.learning.curator import Curator
     from hermes.profile import ProfileMemory
     from hermes.providers.base import Provider
@@ -94,7 +95,9 @@ class Runtime:
                 registry = registry.without("write")
         return registry
 
-    def agent(self) -> Agent:
+    def agent(self, approvals: Approvals | None = None) -> Agent:
+        """An agent for one surface; ``approvals`` decides on dangerous tool calls
+        (None: nobody is there to ask, so they are denied)."""
         from hermes.agent.loop import Agent
 
         provider = self.provider  # fail on a missing key before touching anything else
@@ -111,6 +114,7 @@ class Runtime:
             skills=self.skills,
             profile=self.profile,
             curator=self.curator,
+            approvals=approvals,
         )
 
     def summarize_session(self, session_id: int) -> str | None:
