@@ -69,6 +69,12 @@ class Approver(Protocol):
 
     interactive: bool
 
+    def post(self, request: Request) -> None:
+        """Interactive approvers: the request is about to be shown."""
+
+    def withdraw(self, request_id: str) -> None:
+        """Interactive approvers: the turn went away before asking."""
+
     def decide(self, request: Request, *, cancel: threading.Event) -> Answer: ...
 
 
@@ -79,6 +85,12 @@ class NobodyToAsk:
 
     def __init__(self, note: str):
         self.note = note
+
+    def post(self, request: Request) -> None:
+        pass
+
+    def withdraw(self, request_id: str) -> None:
+        pass
 
     def decide(self, request: Request, *, cancel: threading.Event) -> Answer:
         return Answer("deny", "policy", self.note)
@@ -95,14 +107,27 @@ class ApprovalDesk:
     interactive = True
 
     def __init__(self):
-        self._changed = threading.Condition()
+        self._changed = threading.Condition(threading.RLock())
         self._pending: dict[str, Request] = {}
         self._answers: dict[str, Answer] = {}
+        self._deadlines: dict[str, float] = {}
 
-    def decide(self, request: Request, *, cancel: threading.Event) -> Answer:
-        deadline = time.monotonic() + request.timeout
+    def post(self, request: Request) -> None:
         with self._changed:
             self._pending[request.id] = request
+            self._deadlines[request.id] = time.monotonic() + request.timeout
+
+    def withdraw(self, request_id: str) -> None:
+        with self._changed:
+            self._pending.pop(request_id, None)
+            self._deadlines.pop(request_id, None)
+            self._answers.pop(request_id, None)
+
+    def decide(self, request: Request, *, cancel: threading.Event) -> Answer:
+        with self._changed:
+            if request.id not in self._pending:
+                self.post(request)
+            deadline = self._deadlines[request.id]
             try:
                 while request.id not in self._answers:
                     if cancel.is_set():
@@ -115,8 +140,7 @@ class ApprovalDesk:
                     self._changed.wait(min(left, 0.2))
                 return self._answers[request.id]
             finally:
-                self._pending.pop(request.id, None)
-                self._answers.pop(request.id, None)
+                self.withdraw(request.id)
 
     def answer(self, request_id: str, decision: str, *, turn_id: str | None = None) -> bool:
         """Answer a waiting request; False if there is no such request (any more)."""
@@ -131,6 +155,10 @@ class ApprovalDesk:
             self._answers[request_id] = Answer(decision, "user")
             self._changed.notify_all()
             return True
+
+    def is_waiting(self, request_id: str) -> bool:
+        with self._changed:
+            return request_id in self._pending and request_id not in self._answers
 
     def pending(self, turn_id: str | None = None) -> list[Request]:
         with self._changed:
@@ -227,7 +255,13 @@ class TurnGate:
             timeout=approvals.config.approval_timeout,
         )
         if approvals.approver.interactive:
-            yield request.event()
+            # Posted before the event goes out, so whoever shows it can answer at once.
+            approvals.approver.post(request)
+            try:
+                yield request.event()
+            except GeneratorExit:
+                approvals.approver.withdraw(request.id)
+                raise
         answer = approvals.approver.decide(request, cancel=cancel)
         record = self._record(check, answer.decision, answer.by, answer.note)
         if answer.decision == "deny":

@@ -20,6 +20,7 @@ COMMANDS = {
     "db": "hermes.cli.memory_cmds:db",
     "skills": "hermes.cli.skills_cmds:skills",
     "doctor": "hermes.cli.doctor:doctor",
+    "approvals": "hermes.cli.approvals_cmds:approvals",
 }
 
 

@@ -187,6 +187,10 @@ class TurnView:
             call = format_call(event.name, event.input, min(CALL_WIDTH, width - 2))
             self.console.print(Text(f"→ {call}", style="dim"))
         elif kind == "tool_result":
+            if event.approval:
+                from hermes.cli.approvals_ui import decision_line
+
+                self.console.print(Text(f"  ⚑ {decision_line(event.approval)}", style="yellow"))
             style = "red" if event.is_error else "dim"
             body = Text(_indent(fold(event.output, width=min(110, width - 2)), "  "), style=style)
             self.console.print(body)
