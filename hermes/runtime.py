@@ -38,6 +38,9 @@ class Runtime:
         self.config = config
         self.surface = surface
         self._model: str | None = None
+        # The surface's approval policy for dangerous tool calls (the web sets one
+        # up in web.approvals); agent() uses it when the caller brings none.
+        self.approvals: Approvals | None = None
 
     @cached_property
     def store(self) -> Store:
@@ -114,7 +117,7 @@ class Runtime:
             skills=self.skills,
             profile=self.profile,
             curator=self.curator,
-            approvals=approvals,
+            approvals=approvals or self.approvals,
         )
 
     def summarize_session(self, session_id: int) -> str | None:

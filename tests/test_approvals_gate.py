@@ -165,7 +165,7 @@ def test_three_denials_end_the_turn(make_runtime, fake_llm, workspace):
     assert len(fake_llm.requests) == 3, "no model call after the third denial"
     error = next(e for e in events if e.type == "error")
     assert "3 actions were denied" in error.message
-    assert events[-1].stop_reason == "refusal"
+    assert events[-1].stop_reason == "error"
     assert len(tool_messages(runtime, session_id)) == 3
 
 

@@ -156,7 +156,7 @@ class Agent:
                 break
             if gate.stopped:
                 yield ErrorEvent(message=gate.stopped)
-                stop_reason = "refusal"
+                stop_reason = "error"
                 break
 
         learn = stop_reason == "end_turn" and not cancel.is_set()
