@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from hermes.approvals.paths import PathJudge, Place
@@ -39,6 +39,7 @@ class Use:
     paths: PathJudge
     cwd: str | None
     stdin: str | None  # text fed to it, when known (heredoc, echo ... |)
+    _places: list[Place] | None = field(default=None, repr=False)
 
     def operands(self) -> list[str]:
         """The arguments that are not options (everything after ``--`` counts)."""
@@ -51,7 +52,10 @@ class Use:
         return found
 
     def places(self) -> list[Place]:
-        return [self.paths.place(arg, self.cwd) for arg in self.operands()]
+        """Where the operands point (worked out once: several rules ask)."""
+        if self._places is None:
+            self._places = [self.paths.place(arg, self.cwd) for arg in self.operands()]
+        return self._places
 
 
 Test = Callable[[Use], bool]

@@ -100,9 +100,10 @@ def parse(command: str) -> Script:
 # -- the fast path -------------------------------------------------------------
 
 # Characters with no special meaning to bash beyond making up words, plus the
-# operators and quotes this lexer understands. Anything else ($ ` \ ( ) { } # !
-# newlines, globs with brackets) goes to bashlex.
-_PLAIN = re.compile(r"[A-Za-z0-9_./=:,@%+\-^ \t*?~|&;<>'\"]*")
+# operators, quotes, backslashes and $NAME expansions this lexer understands.
+# Anything else (` ( ) # ! newlines, globs with brackets) goes to bashlex.
+_PLAIN = re.compile(r"[A-Za-z0-9_./=:,@%+\-^ \t*?~|&;<>'\"{}$\\]*")
+_PARAMETER = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})")
 
 
 _RESERVED = frozenset(
@@ -141,13 +142,15 @@ def _fast(command: str) -> Script:
     words: list[str] = []
     redirects: list[Redirect] = []
     background = False
+    dynamic: set[int] = set()
     word: list[str] | None = None
     quoted_word = False
+    expands = False  # the word holds $NAME or starts with ~
     pending_redirect: str | None = None
     i, n = 0, len(command)
 
     def end_word() -> None:
-        nonlocal word, pending_redirect, quoted_word
+        nonlocal word, pending_redirect, quoted_word, expands
         if word is None:
             return
         text = "".join(word)
@@ -157,8 +160,22 @@ def _fast(command: str) -> Script:
         elif not words and "=" in text:
             raise _Unsupported  # a leading NAME=value: bashlex sorts assignments out
         else:
+            if expands:
+                dynamic.add(len(words))
             words.append(text)
-        word, quoted_word = None, False
+        word, quoted_word, expands = None, False, False
+
+    def parameter(at: int) -> int:
+        """Take ``$NAME`` / ``${NAME}`` at ``at`` into the word; returns its end."""
+        nonlocal word, expands
+        match = _PARAMETER.match(command, at)
+        if match is None:
+            raise _Unsupported  # $(...), $?, $1, ${x:-y}: bashlex's job
+        if word is None:
+            word = []
+        word.append(match.group(0))
+        expands = True
+        return match.end()
 
     def end_command() -> None:
         end_word()
@@ -167,11 +184,14 @@ def _fast(command: str) -> Script:
         if words and words[0] in _RESERVED:
             raise _Unsupported  # if/for/while...: compound commands are bashlex's job
         if words or redirects:
-            stages.append(Simple(words=tuple(words), redirects=tuple(redirects)))
+            stages.append(
+                Simple(words=tuple(words), redirects=tuple(redirects), dynamic=frozenset(dynamic))
+            )
         elif stages:
             raise _Unsupported  # `a | | b`: let the real parser report it
         words.clear()
         redirects.clear()
+        dynamic.clear()
 
     def end_pipeline() -> None:
         end_command()
@@ -183,7 +203,7 @@ def _fast(command: str) -> Script:
         c = command[i]
         if c in " \t":
             end_word()
-        elif c in "'\"":
+        elif c == "'":
             close = command.find(c, i + 1)
             if close < 0:
                 raise _Unsupported
@@ -192,8 +212,35 @@ def _fast(command: str) -> Script:
             word.append(command[i + 1 : close])
             quoted_word = True
             i = close
+        elif c == '"':
+            if word is None:
+                word = []
+            quoted_word = True
+            i += 1
+            while i < n and command[i] != '"':
+                if command[i] == "\\":
+                    raise _Unsupported
+                if command[i] == "$":
+                    i = parameter(i)
+                    continue
+                word.append(command[i])
+                i += 1
+            if i >= n:
+                raise _Unsupported
+        elif c == "\\":
+            if i + 1 >= n:
+                raise _Unsupported
+            if word is None:
+                word = []
+            word.append(command[i + 1])
+            quoted_word = True
+            i += 1
+        elif c == "$":
+            i = parameter(i)
+            continue
         elif c == "~" and word is None:
-            raise _Unsupported  # tilde expansion: bashlex marks it
+            word = ["~"]
+            expands = True  # tilde expansion: the classifier resolves ~ itself
         elif c in "<>":
             # An all-digit word right before is the file descriptor: 2>file.
             if word is not None and not quoted_word and "".join(word).isdigit():
