@@ -162,3 +162,51 @@ def test_upgrade_through_the_approvals_revision_keeps_messages(config):
         again = {m.id: m for m in store.messages(1)}[stored.id]
         assert again.message.approval == record
         assert again.to_dict()["approval"] == record
+
+
+def test_upgrade_through_0004_closes_ownerless_turns_and_keeps_messages(config):
+    """A 0003 database with a turn left running (no owner columns yet) and a broken
+    tool exchange: after the upgrade the session is free and its history valid."""
+    config.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(config.database_url)
+    try:
+        migrate.stamp_revision(engine, "0003")
+        with write_transaction(engine) as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO sessions (id, uid, title, source, created_at, updated_at, "
+                    "message_count) VALUES (1, 'u1', 'Old', 'cli', '2025-01-01 10:00:00.000000', "
+                    "'2025-01-01 10:00:00.000000', 2)"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO messages (session_id, position, role, content, tool_calls, "
+                    "turn_id, created_at) VALUES "
+                    "(1, 0, 'user', 'list the files', NULL, 't1', '2025-01-01 10:00:00.000000'), "
+                    "(1, 1, 'assistant', '', "
+                    '\'[{"id":"c1","name":"list_dir","input":{}}]\', '
+                    "'t1', '2025-01-01 10:00:01.000000')"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO turns (id, session_id, status, started_at) "
+                    "VALUES ('t1', 1, 'running', '2025-01-01 10:00:00.000000')"
+                )
+            )
+    finally:
+        engine.dispose()
+
+    with Store.open(config) as store:
+        assert store.running_turn(1) is None
+        with store.engine.connect() as connection:
+            turn = connection.execute(text("SELECT status, stop_reason FROM turns")).one()
+        assert tuple(turn) == ("finished", "interrupted")
+        store.start_turn(1, "t2")
+        history = store.model_history(1, turn_id="t2")
+        assert [m.role for m in history] == ["user", "assistant", "tool"]
+        assert history[2].tool_call_id == "c1"
+        assert store.history(1)[0].content == "list the files"
+        store.count_skill_use("some-skill")
+        assert store.skill_use_counts()["some-skill"][0] == 1

@@ -354,3 +354,26 @@ def test_the_curator_is_bounded_in_time(make_config, fake_llm, wire):
         assert time.monotonic() - started < 15.0
     finally:
         runtime.close()
+
+
+def test_a_turn_of_another_host_is_stale_only_once_its_heartbeat_stops(config):
+    with Store.open(config) as store:
+        session_id = store.create_session().id
+
+        def running_elsewhere(turn_id: str, heartbeat: str) -> None:
+            with write_transaction(store.engine) as connection:
+                connection.execute(
+                    text(
+                        "INSERT INTO turns (id, session_id, status, started_at, heartbeat_at, "
+                        "pid, host) VALUES (:id, :session, 'running', :beat, :beat, 1, 'elsewhere')"
+                    ),
+                    {"id": turn_id, "session": session_id, "beat": heartbeat},
+                )
+
+        recent = (turn_registry.utcnow()).strftime("%Y-%m-%d %H:%M:%S.%f")
+        running_elsewhere("beating", recent)
+        with pytest.raises(SessionBusy):
+            store.start_turn(session_id, "mine")
+        with write_transaction(store.engine) as connection:
+            connection.execute(text("UPDATE turns SET heartbeat_at = '2025-01-01 00:00:00'"))
+        store.start_turn(session_id, "mine")  # its heartbeat stopped long ago

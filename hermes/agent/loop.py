@@ -79,6 +79,7 @@ class _Turn:
     # The answer being streamed: its checkpointed row and the text so far.
     partial_id: int | None = None
     partial_text: str = ""
+    saved_text: str = ""
     saved_at: float = 0.0
     # Tool calls of the last assistant message that have no stored result yet.
     unanswered: list[ToolCall] = field(default_factory=list)
@@ -161,7 +162,8 @@ class Agent:
         yield total_usage(turn.spent)
         yield Done(stop_reason=turn.stop_reason, assistant_message_id=turn.assistant_id)
         # The session is free and the client knows; learning comes last.
-        if turn.stop_reason == "end_turn" and turn.tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
+        learn = turn.stop_reason == "end_turn" and not turn.cancel.is_set()
+        if learn and turn.tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
             event = self._curate(turn)
             if event is not None:
                 yield event
@@ -351,7 +353,7 @@ class Agent:
             tools=self.tools.specs(),
             max_tokens=self.config.max_tokens,
         )
-        turn.partial_text, turn.saved_at = "", time.monotonic()
+        turn.partial_text, turn.saved_text, turn.saved_at = "", "", time.monotonic()
         stream = cancellable(
             provider.stream(request), turn.cancel, on_idle=lambda: self._checkpoint(turn)
         )
@@ -382,11 +384,12 @@ class Agent:
         if time.monotonic() - turn.saved_at < CHECKPOINT_SECONDS:
             return
         turn.saved_at = time.monotonic()
-        if not turn.partial_text.strip():
-            return
+        if not turn.partial_text.strip() or turn.partial_text == turn.saved_text:
+            return  # nothing new while the model is silent
         turn.partial_id = self.store.checkpoint(
             turn.session_id, turn.turn_id, turn.partial_id, turn.partial_text
         )
+        turn.saved_text = turn.partial_text
 
     def _finish_answer(self, turn: _Turn, message: Message) -> None:
         """Store a complete (or finally cut) answer: it replaces the checkpoint, one row."""
