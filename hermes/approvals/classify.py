@@ -250,8 +250,6 @@ class _Checker:
             if program == "env":
                 words = self._env(words[1:], depth, state)
                 continue
-            if program in ("su",):
-                return words
             rest = _skip_options(words[1:], R.WRAPPERS[program])
             words = rest[R.WRAPPER_VALUE_OPERANDS.get(program, 0) :]
         self.add("too-deep", " ".join(words))

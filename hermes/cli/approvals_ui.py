@@ -28,9 +28,10 @@ SAID = {
 }
 
 
-def show_request(console: Console, event, timeout: float) -> None:
-    """The question: what would run, why it is flagged, and the keys."""
-    what = event.input.get("command") if event.tool == "run_bash" else event.input.get("path")
+def show_request(console: Console, event, timeout: float, what: str | None = None) -> None:
+    """The question: what would run (in full), why it is flagged, and the keys."""
+    if what is None:
+        what = event.input.get("command") if event.tool == "run_bash" else event.input.get("path")
     if not isinstance(what, str):
         what = ", ".join(f"{k}={v!r}" for k, v in event.input.items())
     console.print(
@@ -49,7 +50,9 @@ def show_request(console: Console, event, timeout: float) -> None:
 def ask_in_terminal(console: Console, desk, event, timeout: float, stream=None) -> str | None:
     """Wait for a key and answer ``desk``; returns the decision, or None when the desk timed out."""
     stream = stream or sys.stdin
-    show_request(console, event, timeout)
+    # The event's input is cut for very long commands; the desk's request holds it whole.
+    request = next((r for r in desk.pending() if r.id == event.id), None)
+    show_request(console, event, timeout, request.what if request else None)
     try:
         fd = stream.fileno()
         interactive = os.isatty(fd)
