@@ -210,3 +210,29 @@ def test_upgrade_through_0004_closes_ownerless_turns_and_keeps_messages(config):
         assert store.history(1)[0].content == "list the files"
         store.count_skill_use("some-skill")
         assert store.skill_use_counts()["some-skill"][0] == 1
+
+
+def test_upgrade_drops_the_unused_message_token_columns_and_keeps_search(config):
+    """0005: messages.input_tokens / output_tokens were never written; they go, the rows stay."""
+    _database_at_first_revision(config)
+    engine = make_engine(config.database_url)
+    try:
+        migrate.stamp_revision(engine, "0003")
+    finally:
+        engine.dispose()
+    with sqlite3.connect(config.home / "hermes.db") as raw:
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(messages)")}
+        assert {"input_tokens", "output_tokens"} <= columns
+        ids = [row[0] for row in raw.execute("SELECT id FROM messages ORDER BY id")]
+    with Store.open(config) as store:
+        assert [m.id for m in store.messages(1)] + [m.id for m in store.messages(2)] == ids
+        assert store.search("ingress controller")[0].message_id == ids[0]
+        added = store.add_message(2, Message("user", "the upgrade kept search triggers"))
+        assert store.search("search triggers")[0].message_id == added.id
+    with sqlite3.connect(config.home / "hermes.db") as raw:
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(messages)")}
+        triggers = {
+            row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type='trigger'")
+        }
+    assert not {"input_tokens", "output_tokens"} & columns
+    assert {"messages_ai", "messages_ad", "messages_au"} <= triggers

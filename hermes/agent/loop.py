@@ -154,11 +154,16 @@ class Agent:
         )
         self.store.start_turn(session_id, turn_id)  # SessionBusy: nothing written yet
         heartbeat = Heartbeat(lambda: self.store.heartbeat(turn_id)).start()
+        failure = None
         try:
             yield from self._answer(turn, session, text)
+        except HermesError as exc:  # the store failed: a full disk, the session deleted
+            failure, turn.stop_reason = exc, "error"
         finally:
             heartbeat.stop()
             self._settle(turn, sys.exc_info()[1])
+        if failure is not None:
+            yield ErrorEvent(message=failure.message)
         yield total_usage(turn.spent)
         yield Done(stop_reason=turn.stop_reason, assistant_message_id=turn.assistant_id)
         # The session is free and the client knows; learning comes last.
@@ -255,12 +260,12 @@ class Agent:
         steps = [self._keep_partial, self._answer_unanswered]
         if turn.stop_reason == "refusal":
             steps.append(lambda t: self.store.hide_turn(t.turn_id))
+        steps.append(lambda t: self.store.finish_turn(t.turn_id, t.stop_reason))
         for step in steps:
             try:
                 step(turn)
-            except HermesError as exc:  # the turn must still be finished
+            except HermesError as exc:  # e.g. the session was deleted meanwhile
                 log.error("turn %s: could not settle: %s", turn.turn_id, exc)
-        self.store.finish_turn(turn.turn_id, turn.stop_reason)
 
     def _keep_partial(self, turn: _Turn) -> None:
         if turn.partial_text.strip():

@@ -21,6 +21,7 @@ COMMANDS = {
     "skills": "hermes.cli.skills_cmds:skills",
     "doctor": "hermes.cli.doctor:doctor",
     "approvals": "hermes.cli.approvals_cmds:approvals",
+    "sessions": "hermes.cli.sessions_cmds:sessions",
 }
 
 

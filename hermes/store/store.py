@@ -89,6 +89,25 @@ class Store:
             store.close_stale_turns()
         return store
 
+    @classmethod
+    def open_read_only(cls, config: Config) -> Store:
+        """Open the database for reading only (a home the user cannot write): no folder,
+        no upgrade, nothing written. StoreError when it is not at this Hermes' schema."""
+        engine = make_engine(config.database_url, read_only=True)
+        try:
+            with explained(engine), read_transaction(engine) as connection:
+                current = migrate.current_revision(connection)
+            if current != migrate.head_revision():
+                raise StoreError(
+                    f"The database is at schema revision {current or 'none'} and its folder "
+                    "is read-only, so it cannot be upgraded: run `hermes db upgrade` as a user "
+                    "who can write it."
+                )
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, config)
+
     def close(self) -> None:
         """Release every pooled connection."""
         self.engine.dispose()
