@@ -96,6 +96,14 @@ class Config:
     web_enable_shell: bool = False
     web_enable_write: bool = False
     ratelimit_storage: str = "memory://"
+    # Web dashboard gate (web-app): idle minutes before a login lapses; proxy hops trusted.
+    web_session_idle_minutes: int = 720
+    trusted_proxies: int = 0
+    # Web turns (web-turns): stream heartbeats and length, how long finished turns stay replayable.
+    web_heartbeat_seconds: float = 15.0
+    web_stream_max_seconds: float = 810.0  # 13.5 min: under Railway's 15-minute request cap
+    web_replay_seconds: float = 600.0
+    web_replay_turns: int = 100
 
     # Approvals (issue 13): what happens to a dangerous tool call, and how long
     # a surface waits for the user's answer before it counts as a denial.
@@ -211,6 +219,15 @@ class Config:
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
             approvals=env.choice("HERMES_APPROVALS", APPROVAL_MODES, "ask"),
             approval_timeout=env.number("HERMES_APPROVAL_TIMEOUT", 300.0),
+            # Web dashboard gate (web-app).
+            web_session_idle_minutes=env.integer(
+                "HERMES_WEB_SESSION_IDLE_MINUTES", 720, minimum=1, maximum=60 * 24 * 30
+            ),
+            trusted_proxies=env.integer("HERMES_TRUSTED_PROXIES", 0, minimum=0, maximum=10),
+            web_heartbeat_seconds=env.number("HERMES_WEB_HEARTBEAT_SECONDS", 15.0),
+            web_stream_max_seconds=env.number("HERMES_WEB_STREAM_MAX_SECONDS", 810.0),
+            web_replay_seconds=env.number("HERMES_WEB_REPLAY_SECONDS", 600.0),
+            web_replay_turns=env.integer("HERMES_WEB_REPLAY_TURNS", 100, minimum=0),
         )
 
 

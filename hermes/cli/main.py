@@ -22,6 +22,7 @@ COMMANDS = {
     "doctor": "hermes.cli.doctor:doctor",
     "approvals": "hermes.cli.approvals_cmds:approvals",
     "sessions": "hermes.cli.sessions_cmds:sessions",
+    "web": "hermes.cli.web_cmd:web",
     "usage": "hermes.cli.usage_cmd:usage",
 }
 

@@ -291,6 +291,44 @@ class Store:
             found = connection.execute(query).all()
         return [rows.stored_message(row) for row in found]
 
+    def message_page(
+        self,
+        session_id: int,
+        *,
+        before: int | None = None,
+        after: int | None = None,
+        limit: int = 100,
+    ) -> tuple[list[StoredMessage], bool]:
+        """One page of a session's messages, oldest first, and whether more lie beyond it.
+
+        Without ``before``/``after`` the newest page (a long session opens at its
+        end); ``before``/``after`` take a message id of this session and page
+        towards the start or the end. Only the page is read, never the transcript.
+        """
+        m = messages_table.c
+        limit = max(1, int(limit))
+        query = select(messages_table).where(m.session_id == session_id)
+        with read_transaction(self.engine) as connection:
+            self._require_session(connection, session_id)
+            anchor = before if before is not None else after
+            if anchor is not None:
+                position = connection.execute(
+                    select(m.position).where(m.id == anchor, m.session_id == session_id)
+                ).scalar()
+                if position is None:
+                    raise NotFound(f"Session {session_id} has no message {anchor}.")
+                if after is not None:
+                    query = query.where(m.position > position)
+                else:
+                    query = query.where(m.position < position)
+            forward = after is not None
+            order = m.position.asc() if forward else m.position.desc()
+            found = connection.execute(query.order_by(order).limit(limit + 1)).all()
+        page = [rows.stored_message(row) for row in found[:limit]]
+        if not forward:
+            page.reverse()
+        return page, len(found) > limit
+
     def history(self, session_id: int) -> list[Message]:
         """The whole conversation as Message values, exactly as they were added."""
         return [stored.message for stored in self.messages(session_id)]
@@ -516,6 +554,31 @@ class Store:
         with read_transaction(self.engine) as connection:
             found = connection.execute(select(skill_uses_table)).all()
         return {row.name: (row.uses, iso(row.last_used_at, "seconds")) for row in found}
+
+    def turn_session(self, turn_id: str) -> int | None:
+        """The session a recorded turn belongs to, or None for an unknown turn id."""
+        t = turns_table.c
+        with read_transaction(self.engine) as connection:
+            return connection.execute(select(t.session_id).where(t.id == turn_id)).scalar()
+
+    def running_turns(self, session_ids: list[int]) -> dict[int, str]:
+        """``{session_id: running turn id}`` for those of ``session_ids`` with one.
+
+        Reads every running turn (a handful at most, through the partial index)
+        rather than passing the ids: one small statement for a whole page. A
+        turn whose process is gone is left out (``running_turn`` closes it)."""
+        if not session_ids:
+            return {}
+        with read_transaction(self.engine) as connection:
+            found = connection.execute(
+                select(turns_table).where(turns_table.c.status == "running")
+            ).all()
+        wanted = set(session_ids)
+        return {
+            row.session_id: row.id
+            for row in found
+            if row.session_id in wanted and not turns.is_stale(row)
+        }
 
     # ---- search -----------------------------------------------------------
 

@@ -1,0 +1,350 @@
+"""The dashboard's streaming against the scripted model, under the Procfile's gunicorn.
+
+    python bench/bench_web.py [--turns 1000] [--readers 200] [--streams 32] [--wire anthropic]
+
+Prints, each figure beside its target:
+
+1. first text through the API vs the moment it left the model server (<= 20 ms);
+2. a whole streamed turn through the API vs the same stream read directly
+   with the SDK (<= 1.05x);
+3. N concurrent streaming turns vs one turn alone (<= 1.3x);
+4. the gunicorn worker's resident memory after ``--turns`` turns and
+   ``--readers`` reconnecting readers vs after the first 10 turns (< 50 MB).
+
+The scripted server runs in its own process (so the bench's own threads do
+not slow it down), paces its frames like a model producing tokens (frame n
+leaves n * pace after the first, whatever the load), and notes when each
+response's first text frame left; both processes read the same
+system-wide monotonic clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.fakes import llm_server
+from tests.fakes.llm_server import DEFAULT_MODELS, FakeLLM, Reply
+from tests.web.gunicorn_server import API_KEY, GunicornServer
+
+ANSWER = " ".join(f"word{n}" for n in range(200))  # about 1,200 characters, 150 frames
+
+
+# ---- the scripted model, in a process of its own ------------------------------------
+
+
+class BenchFake(FakeLLM):
+    """The scripted server with bench knobs: when nothing is queued every request gets
+    ``default``; frames leave ``pace`` seconds apart; the time each response's
+    first text frame was flushed is kept (``GET /_bench/sent``)."""
+
+    def __init__(self, port: int):
+        super().__init__("127.0.0.1", port)
+        self.default = Reply(text=ANSWER)
+        self.pace = 0.0
+        self.first_text_sent: list[float] = []
+
+    def next_reply(self) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        return self.default
+
+    def record(self, request) -> None:
+        pass  # a thousand turns' request bodies are not worth keeping
+
+    def start(self) -> BenchFake:
+        server = llm_server._Server(self._address, _BenchHandler)
+        server.fake = self
+        self._server = server
+        self._port = server.server_address[1]
+        # A thread per request, and a listen queue big enough for 32 at once.
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+        self._thread.start()
+        return self
+
+
+class _BenchHandler(llm_server._Handler):
+    def do_GET(self) -> None:
+        if self.path == "/_bench/sent":
+            self._json(200, self.fake.first_text_sent)
+        else:
+            super().do_GET()
+
+    def do_POST(self) -> None:
+        if self.path == "/_bench/config":
+            length = int(self.headers.get("Content-Length") or 0)
+            config = json.loads(self.rfile.read(length))
+            self.fake.pace = config.get("pace", self.fake.pace)
+            if "text" in config:
+                self.fake.default = Reply(text=config["text"], chunk_size=config.get("chunk", 8))
+            self.fake.first_text_sent.clear()
+            self._json(200, {"ok": True})
+        else:
+            self._text_sent = False
+            self._frame_count = 0
+            self._first_frame_at = 0.0
+            super().do_POST()
+
+    def _chunk(self, data: bytes) -> None:
+        if data and self.fake.pace:
+            # Frame n leaves at first + n * pace, like a model's tokens: a late wake-up
+            # on a busy machine does not push every later frame back.
+            now = time.monotonic()
+            if not self._frame_count:
+                self._first_frame_at = now
+            delay = self._first_frame_at + self._frame_count * self.fake.pace - now
+            if delay > 0:
+                time.sleep(delay)
+            self._frame_count += 1
+        super()._chunk(data)
+        if data and not self._text_sent and (b'"text_delta"' in data or b'"content":"' in data):
+            self._text_sent = True
+            self.fake.first_text_sent.append(time.monotonic())
+
+
+def _serve_fake(port: int) -> None:
+    llm_server._Server.request_queue_size = 128
+    BenchFake(port).start()
+    threading.Event().wait()
+
+
+class FakeProcess:
+    def __init__(self) -> None:
+        from tests.web.gunicorn_server import free_port
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = multiprocessing.get_context("spawn").Process(
+            target=_serve_fake, args=(self.port,), daemon=True
+        )
+
+    def start(self) -> FakeProcess:
+        self.process.start()
+        for _ in range(300):
+            try:
+                httpx.get(self.url + "/_bench/sent", timeout=1)
+                return self
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise SystemExit("the scripted model server did not start")
+
+    def configure(self, **config) -> None:
+        httpx.post(self.url + "/_bench/config", json=config, timeout=10).raise_for_status()
+
+    def first_text_sent(self) -> list[float]:
+        return httpx.get(self.url + "/_bench/sent", timeout=10).json()
+
+    def env(self, wire: str) -> dict[str, str]:
+        fake = FakeLLM()
+        fake._port = self.port  # only for its env(): the base URLs of this port
+        return fake.env(wire, api_key=API_KEY)
+
+    def stop(self) -> None:
+        self.process.terminate()
+
+
+# ---- measurements ---------------------------------------------------------------------
+
+
+def timed_turn(client, session_id: int, message: str = "hello") -> tuple[float, float, dict]:
+    """(seconds to the first text line, seconds to done, the done event) of one API turn."""
+    started = time.monotonic()
+    first = None
+    path = f"/api/sessions/{session_id}/turns"
+    with client.open_stream("POST", path, json={"message": message}) as (stream, lines):
+        assert stream.status == 200, stream.body
+        for line in lines:
+            if first is None and line.type == "text":
+                first = line.at
+            if line.type == "done":
+                done = line.data
+                ended = line.at
+    return first - started, ended - started, done
+
+
+def first_text_latency(client, fake: FakeProcess, runs: int) -> list[float]:
+    """Milliseconds between the first text frame leaving the model and reaching the client."""
+    gaps = []
+    for _ in range(runs):
+        fake.configure(pace=0.005)
+        session = client.new_session()
+        path = f"/api/sessions/{session}/turns"
+        with client.open_stream("POST", path, json={"message": "hi"}) as (stream, lines):
+            received = next(line.at for line in lines if line.type == "text")
+            for _ in lines:
+                pass
+        sent = fake.first_text_sent()[0]
+        gaps.append((received - sent) * 1000)
+    return gaps
+
+
+def sdk_direct(fake: FakeProcess, wire: str) -> float:
+    """Seconds to read the scripted stream straight through the SDK."""
+    started = time.monotonic()
+    if wire == "anthropic":
+        import anthropic
+
+        sdk = anthropic.Anthropic(api_key=API_KEY, base_url=fake.url, max_retries=0)
+        events = sdk.messages.create(
+            model=DEFAULT_MODELS[wire],
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "hello"}],
+            stream=True,
+        )
+    else:
+        import openai
+
+        sdk = openai.OpenAI(api_key=API_KEY, base_url=fake.url + "/v1", max_retries=0)
+        events = sdk.chat.completions.create(
+            model=DEFAULT_MODELS[wire],
+            messages=[{"role": "user", "content": "hello"}],
+            stream=True,
+        )
+    for _ in events:  # the SDK's typed events, as an application reading it directly would
+        pass
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--readers", type=int, default=200)
+    parser.add_argument("--streams", type=int, default=32)
+    parser.add_argument("--wire", choices=("anthropic", "openai"), default="anthropic")
+    parser.add_argument("--pace", type=float, default=0.015, help="seconds between frames")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent streams")
+    args = parser.parse_args()
+
+    fake = FakeProcess().start()
+    base = Path(tempfile.mkdtemp(prefix="bench-web-"))
+    (base / "home").mkdir()
+    (base / "workspace").mkdir()
+    server = GunicornServer(
+        base / "home", base / "workspace", fake.env(args.wire), GUNICORN_LOG_LEVEL="warning"
+    )
+    server.env["HERMES_STREAM_TIMEOUT"] = "120"
+    server.start()
+    try:
+        run(server, fake, args)
+    finally:
+        server.stop()
+        fake.stop()
+
+
+def run(server: GunicornServer, fake: FakeProcess, args) -> None:
+    client = server.client()
+    print(f"gunicorn from the Procfile, worker pid {server.worker_pid()}, wire {args.wire}")
+    fake.configure(pace=0.0, text="warm up " * 20)
+    for _ in range(3):
+        timed_turn(client, client.new_session())
+    sdk_direct(fake, args.wire)
+
+    # 1. first text
+    gaps = sorted(first_text_latency(client, fake, 20))
+    print(
+        f"first text: model -> client {statistics.median(gaps):.1f} ms median, "
+        f"{gaps[int(len(gaps) * 0.95) - 1]:.1f} ms p95, over {len(gaps)} turns   (target <= 20 ms)"
+    )
+
+    # 2. a whole streamed turn vs the SDK alone
+    fake.configure(pace=args.pace, text=ANSWER)
+    api = statistics.median(timed_turn(client, client.new_session())[1] for _ in range(5))
+    direct = statistics.median(sdk_direct(fake, args.wire) for _ in range(5))
+    print(
+        f"whole turn: API {api:.3f} s vs SDK directly {direct:.3f} s = {api / direct:.3f}x"
+        f"   (target <= 1.05x)"
+    )
+
+    # 3. many streams at once vs one alone, in rounds (the machine's load varies)
+    browsers = [server.client() for _ in range(4)]
+    ratios, controls = [], []
+    for _ in range(args.rounds):
+        alone = statistics.median(timed_turn(client, client.new_session())[1] for _ in range(3))
+        sessions = [client.new_session() for _ in range(args.streams)]
+        started = time.monotonic()
+        with ThreadPoolExecutor(args.streams) as pool:
+            results = list(
+                pool.map(timed_turn, [browsers[n % 4] for n in range(args.streams)], sessions)
+            )
+        together = time.monotonic() - started
+        assert all(done["stop_reason"] == "end_turn" for _, _, done in results)
+        ratios.append(together / alone)
+        print(
+            f"  {args.streams} streams at once: all done in {together:.3f} s vs one alone"
+            f" {alone:.3f} s = {together / alone:.3f}x"
+        )
+        # The same streams without Hermes: what this machine and the scripted server do.
+        direct_alone = statistics.median(sdk_direct(fake, args.wire) for _ in range(3))
+        started = time.monotonic()
+        with ThreadPoolExecutor(args.streams) as pool:
+            list(pool.map(lambda _: sdk_direct(fake, args.wire), range(args.streams)))
+        controls.append((time.monotonic() - started) / direct_alone)
+    print(
+        f"{args.streams} streams at once vs one alone: {statistics.median(ratios):.3f}x median of"
+        f" {args.rounds} rounds   (target <= 1.3x); control without Hermes, {args.streams} SDK"
+        f" readers in one process: {statistics.median(controls):.3f}x (this machine's own limit)"
+    )
+    for browser in browsers:
+        browser.close()
+
+    # 4. memory over many turns and reconnecting readers
+    fake.configure(pace=0.0, text="a short answer " * 20)
+    sessions = [client.new_session() for _ in range(32)]  # most turns continue one of these
+    done_turns: list[str] = []
+    lock = threading.Lock()
+
+    def one_turn(n: int) -> None:
+        session = sessions[n % len(sessions)] if n % 3 else client.new_session()
+        _, _, done = timed_turn(client, session, f"turn {n}")
+        with lock:
+            done_turns.append(done["turn_id"])
+
+    def one_reader() -> None:
+        with lock:
+            turn_id = random.choice(done_turns)
+        path = f"/api/turns/{turn_id}/events"
+        with client.open_stream("GET", path, params={"after": random.randint(0, 3)}) as (s, lines):
+            if s.status == 200:
+                next(lines, None)  # read a line, then hang up (a reload, a lost connection)
+
+    for n in range(10):
+        one_turn(n)
+    before = server.rss_bytes()
+    readers_every = max((args.turns - 10) // max(args.readers, 1), 1)
+    readers = 0
+    started = time.monotonic()
+    with ThreadPoolExecutor(4) as pool:
+        futures = []
+        for n in range(10, args.turns):
+            futures.append(pool.submit(one_turn, n))
+            if n % readers_every == 0 and readers < args.readers:
+                futures.append(pool.submit(one_reader))
+                readers += 1
+        for future in futures:
+            future.result()
+    after = server.rss_bytes()
+    mb = 1024 * 1024
+    print(
+        f"memory: worker RSS {before / mb:.1f} MB after 10 turns, {after / mb:.1f} MB after "
+        f"{args.turns} turns and {readers} reconnecting readers = +{(after - before) / mb:.1f} MB"
+        f" in {time.monotonic() - started:.0f} s   (target < 50 MB)"
+    )
+    client.close()
+
+
+if __name__ == "__main__":
+    main()

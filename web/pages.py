@@ -1,0 +1,69 @@
+"""The HTML views. Each renders ``templates/app.html`` with the view to open;
+the page's scripts load the data through the JSON API. Reloading any page
+shows the same view."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template, request
+
+from hermes.errors import ConfigError, HermesError
+from hermes.skills.schema import validate_name
+from web.context import get_runtime
+
+bp = Blueprint("pages", __name__)
+
+
+def _warnings() -> list[str]:
+    """What the user should know before chatting: no model configured, profile entries withheld."""
+    runtime = get_runtime()
+    found = []
+    try:
+        runtime.config.require_provider()
+    except ConfigError as exc:
+        found.append(exc.message)
+    for target, _entry, reason in runtime.profile.flagged():
+        found.append(f"A {target} profile entry is withheld from the model: {reason}.")
+    return found
+
+
+def _app_page(view: str, **context):
+    context.setdefault("session_id", None)
+    context.setdefault("message_id", None)
+    context.setdefault("skill_name", None)
+    context.setdefault("query", None)
+    return render_template("app.html", view=view, warnings=_warnings(), **context)
+
+
+@bp.get("/")
+def dashboard():
+    """The newest session, or a new chat when there is none."""
+    latest = get_runtime().store.latest_session()
+    return _app_page("chat", session_id=latest.id if latest else None)
+
+
+@bp.get("/sessions/<id:session_id>")
+def session_page(session_id: int):
+    try:
+        get_runtime().store.get_session(session_id)
+    except HermesError:
+        abort(404)
+    return _app_page("chat", session_id=session_id)
+
+
+@bp.get("/memory")
+def memory_page():
+    return _app_page("memory", query=request.args.get("q", "")[:1000])
+
+
+@bp.get("/skills")
+def skills_page():
+    return _app_page("skills")
+
+
+@bp.get("/skills/<name>")
+def skill_page(name: str):
+    try:
+        validate_name(name)
+    except HermesError:
+        abort(404)
+    return _app_page("skills", skill_name=name)
