@@ -110,6 +110,8 @@ class Config:
     approvals: str = "ask"
     approval_timeout: float = 300.0
     user_home: Path = field(default_factory=Path.home)
+    # Deployment: daily database backups kept this many days (0 turns them off).
+    backup_days: int = 7
 
     @property
     def skills_dir(self) -> Path:
@@ -228,6 +230,7 @@ class Config:
             web_stream_max_seconds=env.number("HERMES_WEB_STREAM_MAX_SECONDS", 810.0),
             web_replay_seconds=env.number("HERMES_WEB_REPLAY_SECONDS", 600.0),
             web_replay_turns=env.integer("HERMES_WEB_REPLAY_TURNS", 100, minimum=0),
+            backup_days=env.integer("HERMES_BACKUP_DAYS", 7, minimum=0, maximum=3650),
         )
 
 

@@ -14,6 +14,7 @@ raises a ConfigError that says what to set (``wsgi.py`` prints it as one line).
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 from flask import Flask
@@ -81,11 +82,28 @@ def create_app(config: Config | None = None) -> Flask:
     errors.register(app)
     security.init_app(app)
     auth.init_app(app, config)
-    for module in (pages, sessions, memory, skills, health):
+    for module in (pages, sessions, memory, skills):
         app.register_blueprint(module.bp)
     approvals.init_app(app, runtime)  # before any turn builds the shared agent
+    health.init_app(app)
+    _init_upkeep(app, config, runtime)
     _init_turns(app, runtime)
     return app
+
+
+def _init_upkeep(app: Flask, config: Config, runtime) -> None:
+    """Warn when the data would not survive a redeploy; keep daily backups."""
+    from hermes.deploy import storage_warnings
+    from hermes.store.backups import DailyBackups
+
+    warnings = storage_warnings(config)
+    for warning in warnings:
+        log.warning("%s", warning)
+        # Also on stderr: the server's own log (Railway's, journald's, docker logs).
+        print(f"hermes: warning: {warning}", file=sys.stderr, flush=True)
+    app.extensions["hermes.storage_warnings"] = warnings
+    backups = DailyBackups(runtime.store.engine, config.backups_dir, keep_days=config.backup_days)
+    app.extensions["hermes.backups"] = backups.start()
 
 
 def _init_turns(app: Flask, runtime) -> None:

@@ -51,7 +51,7 @@ from web.errors import is_api_request
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("hermes.web.auth")
 
-PUBLIC_ENDPOINTS = frozenset({"auth.login", "health.healthz", "static"})
+PUBLIC_ENDPOINTS = frozenset({"auth.login", "health.healthz", "health.healthz_stream", "static"})
 LOGIN_LIMIT = "5 per 5 minutes"
 
 _AUTH_KEY = "auth"

@@ -4,7 +4,7 @@ shows the same view."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, abort, current_app, render_template, request
 
 from hermes.errors import ConfigError, HermesError
 from hermes.skills.schema import validate_name
@@ -16,7 +16,7 @@ bp = Blueprint("pages", __name__)
 def _warnings() -> list[str]:
     """What the user should know before chatting: no model configured, profile entries withheld."""
     runtime = get_runtime()
-    found = []
+    found = list(current_app.extensions.get("hermes.storage_warnings", ()))
     try:
         runtime.config.require_provider()
     except ConfigError as exc:

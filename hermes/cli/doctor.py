@@ -24,6 +24,7 @@ from hermes.cli.doctor_checks import (
     check_skills,
     mask,
 )
+from hermes.cli.doctor_deploy import deployment_checks
 from hermes.cli.doctor_provider import check_provider
 from hermes.config import Config
 from hermes.errors import HermesError
@@ -36,7 +37,13 @@ class DoctorFailed(HermesError):
 
 
 @click.command()
-def doctor() -> None:
+@click.option(
+    "--url",
+    metavar="URL",
+    help="Check a running deployment from outside instead (health, TLS, headers, cookie, "
+    "login gate, streaming).",
+)
+def doctor(url: str | None) -> None:
     """Check configuration, data folder, database, search index, skills and the provider."""
     from rich.text import Text
 
@@ -44,7 +51,13 @@ def doctor() -> None:
 
     console = make_console()
     failed = 0
-    for check in run_checks():
+    if url:
+        from hermes.cli.doctor_url import url_checks
+
+        checks = url_checks(url)
+    else:
+        checks = run_checks()
+    for check in checks:
         show(console, check)
         failed += check.status == "fail"
     if failed:
@@ -83,4 +96,5 @@ def run_checks(environ=None) -> Iterator[Check]:
         yield from check_database(config)
         yield check_skills(config)
         yield from check_profile(config)
+    yield from deployment_checks(config, environ)
     yield check_provider(config)

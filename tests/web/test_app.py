@@ -70,7 +70,8 @@ def test_every_non_public_route_refuses_anonymous_requests(app):
 
 
 def test_only_login_healthz_and_static_are_public(app):
-    assert {"auth.login", "health.healthz", "static"} == PUBLIC_ENDPOINTS
+    # healthz/stream: three pings that let `hermes doctor --url` spot a buffering proxy.
+    assert {"auth.login", "health.healthz", "health.healthz_stream", "static"} == PUBLIC_ENDPOINTS
     client = app.test_client()
     assert client.get("/login").status_code == 200
     assert client.get("/healthz").json == {"status": "ok", "db": "ok"}
