@@ -42,6 +42,8 @@ OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
+APPROVAL_MODES = ("ask", "auto", "deny")
+
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off", ""}
 
@@ -103,6 +105,11 @@ class Config:
     web_replay_seconds: float = 600.0
     web_replay_turns: int = 100
 
+    # Approvals (issue 13): what happens to a dangerous tool call, and how long
+    # a surface waits for the user's answer before it counts as a denial.
+    approvals: str = "ask"
+    approval_timeout: float = 300.0
+    user_home: Path = field(default_factory=Path.home)
     # Deployment: daily database backups kept this many days (0 turns them off).
     backup_days: int = 7
 
@@ -212,6 +219,8 @@ class Config:
             web_enable_shell=env.flag("HERMES_WEB_ENABLE_SHELL"),
             web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
+            approvals=env.choice("HERMES_APPROVALS", APPROVAL_MODES, "ask"),
+            approval_timeout=env.number("HERMES_APPROVAL_TIMEOUT", 300.0),
             # Web dashboard gate (web-app).
             web_session_idle_minutes=env.integer(
                 "HERMES_WEB_SESSION_IDLE_MINUTES", 720, minimum=1, maximum=60 * 24 * 30
@@ -342,6 +351,15 @@ class _Env:
             raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.")
         if value <= 0:
             raise ConfigError(f"{name} must be more than 0, not {raw}.")
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
+        raw = self.get(name)
+        if raw is None:
+            return default
+        value = raw.lower()
+        if value not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, not {raw!r}.")
         return value
 
     def optional_integer(self, name: str, *, minimum: int) -> int | None:

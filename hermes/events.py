@@ -77,6 +77,25 @@ class ToolResult(Event):
     output: str
     is_error: bool = False
     duration_ms: int = 0
+    # Who allowed or refused a gated call (hermes.approvals); on the wire only when set.
+    approval: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if data["approval"] is None:
+            del data["approval"]
+        return data
+
+
+@dataclass(frozen=True)
+class Approval(Event):
+    """A tool call waits for the user's decision (once, session, always or deny)."""
+
+    type: ClassVar[str] = "approval"
+    id: str  # the approval's id (the route's <id>), not the tool call's
+    tool: str
+    input: dict[str, Any]
+    reason: str
 
 
 @dataclass(frozen=True)

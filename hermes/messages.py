@@ -47,6 +47,8 @@ class Message:
     tool_name: str | None = None
     is_error: bool = False
     context: str | None = None
+    # On tool messages of gated calls: the decision (hermes.approvals.gate.Review.record).
+    approval: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

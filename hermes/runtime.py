@@ -17,6 +17,7 @@ from hermes.errors import ConfigError
 
 if TYPE_CHECKING:
     from hermes.agent.loop import Agent
+    from hermes.approvals.gate import Approvals
     from hermes.learning.curator import Curator
     from hermes.profile import ProfileMemory
     from hermes.providers.base import Provider
@@ -51,6 +52,9 @@ class Runtime:
         self._lock = threading.RLock()
         self._parts: dict[str, object] = {}
         self._providers: dict[str, Provider] = {}
+        # The surface's approval policy for dangerous tool calls (the web sets one
+        # up in web.approvals); agent() uses it when the caller brings none.
+        self.approvals: Approvals | None = None
 
     def _part(self, name: str, build: Callable[[], T]) -> T:
         """The part called ``name``, built exactly once however many threads ask."""
@@ -134,17 +138,24 @@ class Runtime:
                 registry = registry.without("write")
         return registry
 
-    def agent(self) -> Agent:
-        """The agent; it keeps no per-turn state, so every thread shares it."""
+    def agent(self, approvals: Approvals | None = None) -> Agent:
+        """The agent; it keeps no per-turn state, so every thread shares it.
+
+        ``approvals`` decides on dangerous tool calls: a surface passes its own
+        (the REPL, chat -q), or sets :attr:`approvals` once (the web); with
+        neither, nobody is there to ask and they are denied.
+        """
         provider = self.provider  # fail on a missing key before touching anything else
         if not self.config.workspace.is_dir():
             raise ConfigError(
                 f"HERMES_WORKSPACE {self.config.workspace} is not an existing folder: create it "
                 "or point HERMES_WORKSPACE at the folder the agent may work in."
             )
-        return self._part("agent", lambda: self._build_agent(provider))
+        if approvals is not None:
+            return self._build_agent(provider, approvals)  # cheap: every part is shared
+        return self._part("agent", lambda: self._build_agent(provider, self.approvals))
 
-    def _build_agent(self, provider: Provider) -> Agent:
+    def _build_agent(self, provider: Provider, approvals: Approvals | None) -> Agent:
         from hermes.agent.loop import Agent
 
         return Agent(
@@ -156,6 +167,7 @@ class Runtime:
             profile=self.profile,
             curator=self.curator,
             provider_for=self.provider_for,
+            approvals=approvals,
         )
 
     def summarize_session(self, session_id: int) -> str | None:

@@ -147,6 +147,23 @@ def test_models_match_migrations(config):
         assert compare_metadata(context, Base.metadata) == []
 
 
+def test_upgrade_through_the_approvals_revision_keeps_messages(config):
+    """An old database with messages gains the empty approval column; decisions round-trip."""
+    _database_at_first_revision(config)
+    with Store.open(config) as store:
+        old = store.messages(1)
+        assert [m.message.approval for m in old] == [None, None]
+        assert old[0].to_dict()["approval"] is None
+        record = {"decision": "once", "by": "user", "at": "2026-12-01T12:00:00.000Z"}
+        stored = store.add_message(
+            1,
+            Message("tool", "ok", tool_call_id="c1", tool_name="run_bash", approval=record),
+        )
+        again = {m.id: m for m in store.messages(1)}[stored.id]
+        assert again.message.approval == record
+        assert again.to_dict()["approval"] == record
+
+
 def test_upgrade_through_0004_closes_ownerless_turns_and_keeps_messages(config):
     """A 0003 database with a turn left running (no owner columns yet) and a broken
     tool exchange: after the upgrade the session is free and its history valid."""

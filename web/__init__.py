@@ -55,7 +55,7 @@ def check_startup(config: Config) -> None:
 def create_app(config: Config | None = None) -> Flask:
     """Build the dashboard for ``config`` (default: the environment)."""
     from hermes.runtime import Runtime
-    from web import auth, errors, health, memory, pages, security, sessions, skills
+    from web import approvals, auth, errors, health, memory, pages, security, sessions, skills
     from web.context import IdConverter
 
     config = config or Config.from_env()
@@ -84,6 +84,7 @@ def create_app(config: Config | None = None) -> Flask:
     auth.init_app(app, config)
     for module in (pages, sessions, memory, skills):
         app.register_blueprint(module.bp)
+    approvals.init_app(app, runtime)  # before any turn builds the shared agent
     health.init_app(app)
     _init_upkeep(app, config, runtime)
     _init_turns(app, runtime)

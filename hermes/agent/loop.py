@@ -8,6 +8,7 @@ tool runs), so a crash or a cancel never loses what already happened.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import threading
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from hermes.agent.budget import TurnLimits
 from hermes.agent.cancellable import TurnCancelled, cancellable
 from hermes.agent.context import ContextWindow
+from hermes.approvals.gate import Approvals, TurnGate, unattended
 from hermes.config import Config
 from hermes.errors import ContextTooLong, HermesError, ProviderError, ToolError
 from hermes.events import (
@@ -86,6 +88,7 @@ class _Turn:
     spent: list[Usage] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)  # this turn's, for the curator
     tool_call_count: int = 0
+    gate: TurnGate | None = None  # reviews each tool call before it runs (hermes.approvals)
 
 
 class Agent:
@@ -106,6 +109,7 @@ class Agent:
         profile=None,
         curator=None,
         provider_for: Callable[[str], Provider] | None = None,
+        approvals: Approvals | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -115,6 +119,8 @@ class Agent:
         self.profile = profile
         self.curator = curator
         self.provider_for = provider_for
+        # Who decides on dangerous tool calls; the surface supplies it (REPL, web, chat -q).
+        self.approvals = approvals or unattended(config)
 
     # -- the turn --------------------------------------------------------------
 
@@ -196,6 +202,7 @@ class Agent:
             profile=self.profile,
             cancel=turn.cancel,
         )
+        turn.gate = self.approvals.turn(turn.session_id, turn.turn_id)
         limits = TurnLimits(self.config)
         for _ in range(self.config.max_iterations):
             over_budget = limits.exceeded(turn.spent)  # a safe point: every call has its result
@@ -236,6 +243,10 @@ class Agent:
             yield from self._run_tools(ctx, turn, history)
             if turn.cancel.is_set():
                 turn.stop_reason = "cancelled"
+                return
+            if turn.gate.stopped:  # three denials: the model must not keep trying
+                yield ErrorEvent(message=turn.gate.stopped)
+                turn.stop_reason = "error"
                 return
         turn.stop_reason = "max_iterations"
 
@@ -288,19 +299,26 @@ class Agent:
     def _run_tools(self, ctx: ToolContext, turn: _Turn, history: list[Message]) -> Iterator[Event]:
         """Run the calls of one response in order, storing each result before it is shown.
 
+        The gate reviews each call first (it may wait for the user's approval).
         Once the turn is cancelled, the remaining calls still get a result, so
         the history stays valid for the next turn.
         """
         for call in list(turn.unanswered):
             yield call
+            review = yield from turn.gate.review(call, ctx.cancel)
+            extra: tuple[Event, ...] = ()
             if ctx.cancel.is_set():
                 result = ToolResult(
                     id=call.id, name=call.name, output="cancelled by the user", is_error=True
                 )
-                extra: tuple[Event, ...] = ()
+            elif review.refusal is not None:
+                result = ToolResult(
+                    id=call.id, name=call.name, output=review.refusal, is_error=True
+                )
             else:
                 result, extra = self._run_tool(ctx, call)
                 turn.tool_call_count += 1
+            result = dataclasses.replace(result, approval=review.record)
             history.append(self._record_result(turn, result))
             yield result
             yield from extra
@@ -312,6 +330,7 @@ class Agent:
             tool_call_id=result.id,
             tool_name=result.name,
             is_error=result.is_error,
+            approval=result.approval,
         )
         self._record(turn, message)
         turn.unanswered = [c for c in turn.unanswered if c.id != result.id]

@@ -31,7 +31,13 @@ class TurnInterrupted(Cancelled):
     "--session", "session_id", type=int, help="Continue this session instead of a new one."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's events as NDJSON.")
-def chat(text: str | None, session_id: int | None, as_json: bool) -> None:
+@click.option(
+    "--yes",
+    "approve_all",
+    is_flag=True,
+    help="Approve dangerous commands without asking (forbidden ones still never run).",
+)
+def chat(text: str | None, session_id: int | None, as_json: bool, approve_all: bool) -> None:
     """Send one message and stream the answer.
 
     The message is -q TEXT, or whatever comes on stdin
@@ -39,6 +45,9 @@ def chat(text: str | None, session_id: int | None, as_json: bool) -> None:
     are shown briefly on stderr. With --json every stream event is printed as
     one JSON line instead. Ctrl-C cancels the turn (exit status 130); the
     partial answer is kept.
+
+    There is nobody to ask for approval here, so dangerous commands are
+    denied (the model is told why) unless --yes is given.
     """
     if text is None:
         if sys.stdin is None or sys.stdin.isatty():
@@ -54,7 +63,7 @@ def chat(text: str | None, session_id: int | None, as_json: bool) -> None:
 
     runtime = Runtime(Config.from_env())
     try:
-        agent = runtime.agent()
+        agent = runtime.agent(unattended_approvals(runtime.config, approve_all))
         store = runtime.store
         if session_id is None:
             session_id = store.create_session(source="cli", model=runtime.model).id
@@ -93,6 +102,21 @@ def chat(text: str | None, session_id: int | None, as_json: bool) -> None:
             raise TurnFailed(error)
     finally:
         runtime.close()
+
+
+def unattended_approvals(config, approve_all: bool):
+    """chat -q has no one to ask: dangerous calls are denied, or all approved with --yes."""
+    from hermes.approvals.gate import Approvals, NobodyToAsk
+
+    if approve_all:
+        return Approvals(config, NobodyToAsk(""), mode="auto", policy="--yes")
+    return Approvals(
+        config,
+        NobodyToAsk(
+            "hermes chat -q has nobody to ask for approval, so dangerous commands are "
+            "denied; the user can rerun the command with --yes to approve them."
+        ),
+    )
 
 
 @contextlib.contextmanager
@@ -176,6 +200,10 @@ class PlainPrinter:
             arguments = json.dumps(event.input, ensure_ascii=False)
             self._note(cut_line(f"→ {event.name}({arguments})", self.width))
         elif kind == "tool_result":
+            if event.approval:
+                from hermes.cli.approvals_ui import decision_line
+
+                self._note(f"  ⚑ {decision_line(event.approval)}")
             status = "error" if event.is_error else "ok"
             # One line: the output's lines joined with ⏎, their own spacing kept.
             joined = " ⏎ ".join(line for line in event.output.splitlines() if line.strip())

@@ -20,6 +20,7 @@ COMMANDS = {
     "db": "hermes.cli.memory_cmds:db",
     "skills": "hermes.cli.skills_cmds:skills",
     "doctor": "hermes.cli.doctor:doctor",
+    "approvals": "hermes.cli.approvals_cmds:approvals",
     "sessions": "hermes.cli.sessions_cmds:sessions",
     "web": "hermes.cli.web_cmd:web",
     "usage": "hermes.cli.usage_cmd:usage",

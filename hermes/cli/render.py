@@ -208,6 +208,10 @@ class TurnView:
             self.console.print(Text(f"→ {call}", style="dim"), no_wrap=True, overflow="crop")
             self._wait(f"running {event.name}…")
         elif kind == "tool_result":
+            if event.approval:
+                from hermes.cli.approvals_ui import decision_line
+
+                self.console.print(Text(f"  ⚑ {decision_line(event.approval)}", style="yellow"))
             style = "red" if event.is_error else "dim"
             body = Text(_indent(fold(event.output, width=width - 2), "  "), style=style)
             self.console.print(body, no_wrap=True, overflow="crop")

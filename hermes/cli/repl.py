@@ -45,6 +45,11 @@ class Repl:
         # The model of this REPL's sessions (/model changes it, here and on the session).
         self.model: str = runtime.model
         self._agent = None
+        from hermes.approvals.gate import ApprovalDesk, Approvals
+
+        # Dangerous tool calls wait here for a key press; "session" grants last as long as the REPL.
+        self.desk = ApprovalDesk()
+        self.approvals = Approvals(runtime.config, self.desk)
         # A cancelled turn whose worker had not stopped when we gave the prompt back.
         self._lingering = None
         # Curator events arrive after a turn's `done`, while the user may be typing:
@@ -130,7 +135,7 @@ class Repl:
     def agent(self):
         """The agent, built on first use (and again after /model)."""
         if self._agent is None:
-            self._agent = self.runtime.agent()
+            self._agent = self.runtime.agent(self.approvals)
         return self._agent
 
     def reset_agent(self) -> None:
@@ -163,6 +168,11 @@ class Repl:
             try:
                 for event in turn.events():
                     view.show(event)
+                    if event.type == "approval":
+                        from hermes.cli.approvals_ui import ask_in_terminal
+
+                        timeout = self.runtime.config.approval_timeout
+                        ask_in_terminal(self.console, self.desk, event, timeout)
             except KeyboardInterrupt:
                 turn.cancel.set()
                 view.close()

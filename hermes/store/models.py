@@ -100,6 +100,8 @@ class MessageRow(Base):
     # Per-turn text sent ahead of a user message; replayed, never shown or searched.
     context: Mapped[str | None] = mapped_column(Text)
     turn_id: Mapped[str | None] = mapped_column(String(64))
+    # JSON: who allowed or refused a gated tool call, when, and why (tool messages only).
+    approval: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # An assistant answer checkpointed while it streamed; cleared by the final write.
     partial: Mapped[bool] = mapped_column(Boolean, server_default="0")

@@ -11,6 +11,8 @@ from hermes.messages import Message
 from hermes.store.values import (
     SessionInfo,
     StoredMessage,
+    approval_from_json,
+    approval_to_json,
     tool_calls_from_json,
     tool_calls_to_json,
 )
@@ -31,6 +33,7 @@ def message_values(
         "context": message.context,
         "turn_id": turn_id,
         "created_at": created_at,
+        "approval": approval_to_json(message.approval),
     }
 
 
@@ -66,6 +69,7 @@ def stored_message(row) -> StoredMessage:
         tool_name=row.tool_name,
         is_error=bool(row.is_error),
         context=row.context,
+        approval=approval_from_json(row.approval),
     )
     return StoredMessage(row.id, row.session_id, row.created_at, message, row.turn_id)
 

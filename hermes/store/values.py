@@ -152,6 +152,7 @@ class StoredMessage:
             "tool_name": m.tool_name,
             "is_error": m.is_error,
             "created_at": iso(self.created_at),
+            "approval": m.approval,
         }
 
 
@@ -198,3 +199,20 @@ def tool_calls_from_json(raw: str | None) -> tuple[ToolCall, ...]:
         ToolCall(id=str(c["id"]), name=str(c["name"]), input=c.get("input") or {})
         for c in json.loads(raw)
     )
+
+
+def approval_to_json(record: dict[str, Any] | None) -> str | None:
+    if record is None:
+        return None
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def approval_from_json(raw: str | None) -> dict[str, Any] | None:
+    """A stored decision; a damaged one reads as absent rather than failing the transcript."""
+    if not raw:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
