@@ -56,6 +56,7 @@ LOGIN_LIMIT = "5 per 5 minutes"
 
 _AUTH_KEY = "auth"
 _SEEN_KEY = "seen"
+_LOGIN_KEY = "login"
 
 
 # ---- who is logged in ------------------------------------------------------
@@ -80,6 +81,10 @@ def is_logged_in() -> bool:
         return True
     if session.get(_AUTH_KEY) != _fingerprint():
         return False
+    if current_app.extensions["hermes.logouts"].ended(session.get(_LOGIN_KEY)):
+        # A request that was in flight during the logout sent this cookie back; it stays dead.
+        session.clear()
+        return False
     idle = current_app.config["HERMES_SESSION_IDLE_SECONDS"]
     seen = session.get(_SEEN_KEY)
     now = time.time()
@@ -96,6 +101,7 @@ def _log_in() -> None:
     session.permanent = True
     session[_AUTH_KEY] = _fingerprint()
     session[_SEEN_KEY] = time.time()
+    session[_LOGIN_KEY] = secrets.token_urlsafe(16)
     security.new_csrf_token()
 
 
@@ -132,6 +138,32 @@ def _safe_next(target: str | None) -> str:
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
         return "/"
     return target.rstrip("?") or "/"
+
+
+class Logouts:
+    """Ids of logins ended by POST /logout, kept as long as such a cookie could live.
+
+    The cookie itself is signed, not stored: without this list a logged-out
+    cookie would stay valid until its idle timeout. In memory, since the
+    dashboard is one process; after a restart the idle timeout still applies.
+    """
+
+    def __init__(self, lifetime: float) -> None:
+        self._lock = threading.Lock()
+        self._lifetime = lifetime
+        self._ended: dict[str, float] = {}
+
+    def end(self, login_id: object) -> None:
+        if not isinstance(login_id, str) or not login_id:
+            return
+        now = time.monotonic()
+        with self._lock:
+            self._ended = {k: t for k, t in self._ended.items() if now - t < self._lifetime}
+            self._ended[login_id] = now
+
+    def ended(self, login_id: object) -> bool:
+        with self._lock:
+            return isinstance(login_id, str) and login_id in self._ended
 
 
 # ---- one-time login links ---------------------------------------------------
@@ -231,7 +263,12 @@ def _locked_out(limit) -> Response:
 
 @bp.route("/logout", methods=["POST"])
 def logout():
-    """Forget the login; pages go back to /login, API calls to 401."""
+    """Forget the login; pages go back to /login, API calls to 401.
+
+    The login's id is remembered as ended, so a copy of the cookie (or one sent
+    back by a request that was still running) cannot bring it back.
+    """
+    current_app.extensions["hermes.logouts"].end(session.get(_LOGIN_KEY))
     session.clear()
     if request.accept_mimetypes.best == "application/json":
         return {"status": "logged_out"}
@@ -247,6 +284,7 @@ def init_app(app: Flask, config) -> None:
     app.config.setdefault("HERMES_SESSION_IDLE_SECONDS", config.web_session_idle_minutes * 60)
     app.config["PERMANENT_SESSION_LIFETIME"] = app.config["HERMES_SESSION_IDLE_SECONDS"]
     app.extensions["hermes.login_tokens"] = LoginTokens()
+    app.extensions["hermes.logouts"] = Logouts(app.config["HERMES_SESSION_IDLE_SECONDS"])
 
     limiter = Limiter(
         key_func=get_remote_address,

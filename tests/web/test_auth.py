@@ -342,3 +342,15 @@ def test_the_lockout_is_the_login_page_with_a_message(client):
     assert "Too many failed logins" in locked.text
     assert csrf_of(locked.text)
     assert int(locked.headers["Retry-After"]) > 0
+
+
+def test_a_cookie_sent_back_after_logout_stays_logged_out(app, client):
+    """A request in flight during logout (or a copied cookie) cannot undo the logout."""
+    token = log_in(client)
+    before = client.get_cookie("hermes_session").value
+    assert client.post("/logout", headers={"X-CSRF-Token": token}).status_code == 302
+    client.set_cookie("hermes_session", before)  # what the in-flight response would have set
+    assert client.get("/api/sessions").status_code == 401
+    # Logging in again works, with a new login id.
+    log_in(client)
+    assert client.get("/api/sessions").status_code == 200
