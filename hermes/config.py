@@ -83,6 +83,12 @@ class Config:
     web_enable_write: bool = False
     ratelimit_storage: str = "memory://"
 
+    # Recall (memory search and skill selection): the semantic layer's embedder.
+    embeddings: str = "local"  # local | endpoint | off
+    embeddings_url: str | None = None
+    embeddings_model: str | None = None
+    embeddings_api_key: str | None = field(default=None, repr=False)
+
     @property
     def skills_dir(self) -> Path:
         return self.home / "skills"
@@ -172,6 +178,7 @@ class Config:
             web_enable_shell=env.flag("HERMES_WEB_ENABLE_SHELL"),
             web_enable_write=env.flag("HERMES_WEB_ENABLE_WRITE"),
             ratelimit_storage=env.get("HERMES_RATELIMIT_STORAGE") or "memory://",
+            **_recall_settings(env),
         )
 
 
@@ -181,6 +188,7 @@ SECRET_VARIABLES = (
     "FLASK_SECRET_KEY",
     "HERMES_WEB_PASSWORD",
     "DATABASE_URL",
+    "HERMES_EMBEDDINGS_API_KEY",
 )
 
 
@@ -190,6 +198,29 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
     env = {k: v for k, v in source.items() if k not in SECRET_VARIABLES}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"})
     return env
+
+
+EMBEDDING_CHOICES = ("local", "endpoint", "off")
+
+
+def _recall_settings(env: _Env) -> dict:
+    """HERMES_EMBEDDINGS (local | endpoint | off) and the endpoint's URL, model and key."""
+    url = env.get("HERMES_EMBEDDINGS_URL")
+    choice = (env.get("HERMES_EMBEDDINGS") or ("endpoint" if url else "local")).lower()
+    if choice not in EMBEDDING_CHOICES:
+        raise ConfigError(
+            f"HERMES_EMBEDDINGS must be one of {', '.join(EMBEDDING_CHOICES)}, not {choice!r}."
+        )
+    if url and not _URL.match(url):
+        raise ConfigError(
+            f"HERMES_EMBEDDINGS_URL must be a URL such as http://localhost:11434/v1, not {url!r}."
+        )
+    return {
+        "embeddings": choice,
+        "embeddings_url": url,
+        "embeddings_model": env.get("HERMES_EMBEDDINGS_MODEL"),
+        "embeddings_api_key": env.get("HERMES_EMBEDDINGS_API_KEY"),
+    }
 
 
 def _choose_provider(env: _Env) -> str | None:

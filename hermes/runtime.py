@@ -42,7 +42,10 @@ class Runtime:
     def store(self) -> Store:
         from hermes.store import Store
 
-        return Store.open(self.config)
+        store = Store.open(self.config)
+        # Recall: new (and not yet embedded) messages get their vectors in the background.
+        store.start_indexing()
+        return store
 
     @cached_property
     def skills(self) -> SkillManager:

@@ -1,0 +1,20 @@
+"""The semantic layer's one seam: an :class:`Embedder` turns texts into unit vectors.
+
+Memory search and skill selection both go through it. Two backends:
+
+- :class:`~hermes.embeddings.local.LocalEmbedder`: WordLlama's static 256-d
+  token embeddings, shipped inside the ``wordllama`` wheel. Works offline right
+  after ``pip install``, embeds ~10,000 messages a second on one core.
+- :class:`~hermes.embeddings.endpoint.EndpointEmbedder`: any OpenAI-compatible
+  ``/v1/embeddings`` endpoint (OpenAI, Ollama, LM Studio, vLLM), reached
+  through the openai SDK.
+
+:func:`make_embedder` picks one from the configuration.
+"""
+
+from __future__ import annotations
+
+from hermes.embeddings.base import Embedder, EmbeddingError, clean_text
+from hermes.embeddings.factory import make_embedder
+
+__all__ = ["Embedder", "EmbeddingError", "clean_text", "make_embedder"]
