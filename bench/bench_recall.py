@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from make_recall_eval import build_memory, build_skills  # noqa: E402
 
 from hermes.config import Config  # noqa: E402
+from hermes.embeddings import make_embedder  # noqa: E402
 from hermes.messages import Message  # noqa: E402
 from hermes.skills import SkillManager  # noqa: E402
 from hermes.store import SessionRecord, Store  # noqa: E402
@@ -133,7 +134,7 @@ def main() -> None:
         for kind in sorted(results, key=lambda k: (k == "all", k)):
             r5, r10, n = results[kind]
             print(f"{kind:<12} {n:>4} {r5 * 100:6.1f} {r10 * 100:6.1f}")
-        manager = SkillManager(Path(tmp) / "skills")
+        manager = SkillManager(Path(tmp) / "skills", embedder=make_embedder(config, "skills"))
         install_skills(manager, skills)
         hits, per_task_ms = evaluate_skills(manager, skills, config.skills_in_prompt, args.verbose)
         print(

@@ -43,6 +43,7 @@ class Runtime:
         from hermes.store import Store
 
         store = Store.open(self.config)
+        store.embedder = self.embedder
         # Recall: new (and not yet embedded) messages get their vectors in the background.
         store.start_indexing()
         return store
@@ -51,7 +52,23 @@ class Runtime:
     def skills(self) -> SkillManager:
         from hermes.skills import SkillManager
 
-        return SkillManager(self.config.skills_dir)
+        return SkillManager(self.config.skills_dir, embedder=self._embedder("skills"))
+
+    @cached_property
+    def embedder(self):
+        """Recall's Embedder for memory search (None when HERMES_EMBEDDINGS=off)."""
+        return self._embedder("memory")
+
+    def _embedder(self, purpose):
+        from hermes.embeddings import EmbeddingError, make_embedder
+
+        try:
+            return make_embedder(self.config, purpose)
+        except EmbeddingError as exc:
+            import logging
+
+            logging.getLogger(__name__).warning("semantic recall is off: %s", exc)
+            return None
 
     @cached_property
     def profile(self) -> ProfileMemory:

@@ -183,6 +183,15 @@ def backup() -> None:
     click.echo(str(path))
 
 
+def _register_recall_commands() -> None:
+    from hermes.cli.reindex_cmd import reindex
+
+    db.add_command(reindex)
+
+
+_register_recall_commands()
+
+
 @contextmanager
 def _engine(config):
     """A bare engine for schema work (no Store, so no automatic upgrade), closed after."""

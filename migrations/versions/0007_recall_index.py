@@ -36,7 +36,20 @@ NEIGHBOUR_CHARS = 300
 MONTHS = " ".join(
     f"WHEN '{n:02d}' THEN '{name}'"
     for n, name in enumerate(
-        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"],
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
         start=1,
     )
 )
