@@ -100,6 +100,12 @@ def install_skills(manager: SkillManager, data: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--embeddings",
+        choices=["local", "minilm", "off"],
+        default="local",
+        help="the memory embedder (HERMES_EMBEDDINGS); skills always use the local choice",
+    )
     args = parser.parse_args()
     memory = build_memory()
     skills = build_skills()
@@ -118,7 +124,10 @@ def main() -> None:
                 "questions": [q for q in memory["questions"] if q["life"] == life],
             }
             config = Config(
-                home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}"
+                home=home,
+                workspace=home,
+                database_url=f"sqlite:///{home / 'hermes.db'}",
+                embeddings=args.embeddings,
             )
             with open_store(config) as store:
                 labels = load_memory(store, part)
@@ -134,7 +143,10 @@ def main() -> None:
         for kind in sorted(results, key=lambda k: (k == "all", k)):
             r5, r10, n = results[kind]
             print(f"{kind:<12} {n:>4} {r5 * 100:6.1f} {r10 * 100:6.1f}")
-        manager = SkillManager(Path(tmp) / "skills", embedder=make_embedder(config, "skills"))
+        manager = SkillManager(
+            Path(tmp) / "skills",
+            embedder=make_embedder(config.with_overrides(embeddings="local"), "skills"),
+        )
         install_skills(manager, skills)
         hits, per_task_ms = evaluate_skills(manager, skills, config.skills_in_prompt, args.verbose)
         print(

@@ -64,6 +64,9 @@ SEMANTIC_WEIGHT = 1.0
 # A message found by meaning alone must be at least this similar to the query.
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_CANDIDATES = 50
+# Above this many messages the context index re-scores candidates but proposes
+# none of its own, except for CJK and emoji (see _proposes_candidates).
+CONTEXT_PROPOSES_BELOW = 200_000
 HEAD_CHARS = 120
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -276,22 +279,45 @@ def _context_scores(
     Words common enough to make BM25 slow (see _message_hits) are left out
     here: they say little about context anyway.
     """
-    rare = [term for term in terms if not _is_common(connection, term)]
+    rare = [term for term in terms if not _common(connection, params, term)]
     if not rare:
+        return {}
+    if rowids is None and not _proposes_candidates(connection, params, rare):
         return {}
     listed = ""
     if rowids is not None:
         listed = "AND c.rowid IN (" + ",".join(str(int(i)) for i in rowids) + ")"
+    filters = _filters(params)
+    join = "JOIN messages m ON m.id = c.rowid" if filters else ""
     rows = connection.execute(
         text(
-            "SELECT c.rowid AS id, c.rank AS rank FROM messages_context_fts c "
-            "JOIN messages m ON m.id = c.rowid "
-            f"WHERE messages_context_fts MATCH :match {listed} {_filters(params)} "
+            f"SELECT c.rowid AS id, c.rank AS rank FROM messages_context_fts c {join} "
+            f"WHERE messages_context_fts MATCH :match {listed} {filters} "
             "ORDER BY c.rank LIMIT :limit"
         ),
         {**params, "match": " OR ".join(rare)},
     ).all()
     return {row.id: -row.rank for row in rows}
+
+
+def _proposes_candidates(connection: Connection, params: dict, rare: list[str]) -> bool:
+    """Whether the context index proposes candidates of its own, or only re-scores
+    the others'. Neighbours triple a word's matches, so over a large history
+    ranking them all would double the search's cost; there the semantic side
+    (whose vectors include the turn before) finds replies by their context,
+    and the context index only proposes for CJK and emoji, which nothing else finds."""
+    if any(SPECIAL.search(term) or term.startswith('"emoji') for term in rare):
+        return True
+    newest = connection.execute(text("SELECT max(id) FROM messages")).scalar() or 0
+    return newest <= CONTEXT_PROPOSES_BELOW
+
+
+def _common(connection: Connection, params: dict, term: str) -> bool:
+    """_is_common, remembered for the rest of this search."""
+    memo = params.setdefault("_common", {})
+    if term not in memo:
+        memo[term] = _is_common(connection, term)
+    return memo[term]
 
 
 def _own_scores(connection: Connection, params: dict, rowids: list[int]) -> dict[int, float]:
@@ -331,8 +357,8 @@ def _semantic(
     space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
     if space is None:
         return {}
-    index = vectors.coarse_index(database, space)
-    index.refresh(connection, space)
+    cache = vectors.cache_for(database, space, embedder.dim)
+    cache.refresh(connection, space)
     band = None
     if params["session_id"] is not None:
         low, high = connection.execute(
@@ -341,11 +367,20 @@ def _semantic(
         if low is None:
             return {}
         band = (low, high)
-    nearest = index.nearest(query_vector, vectors.RERANK, band)
-    wanted = set(nearest.tolist()) | set(lexical)
-    return vectors.cosines(
-        connection, space, embedder.dim, query_vector, wanted, _filters(params), params
-    )
+    found = cache.nearest(query_vector, SEMANTIC_CANDIDATES * 4, band)
+    found.update(cache.cosines(query_vector, [i for i in lexical if i not in found]))
+    filters = _filters(params)
+    nearest_only = [i for i in found if i not in lexical]
+    if filters and nearest_only:
+        # Lexical candidates were filtered in SQL already; filter the rest the same way.
+        listed = ",".join(str(int(i)) for i in nearest_only)
+        allowed = set(
+            connection.execute(
+                text(f"SELECT m.id FROM messages m WHERE m.id IN ({listed}) {filters}"), params
+            ).scalars()
+        )
+        found = {i: c for i, c in found.items() if i in lexical or i in allowed}
+    return found
 
 
 def _message_results(
@@ -437,7 +472,7 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
         return _ranked(
             connection, {**params, "low": low, "high": high}, "rowid BETWEEN :low AND :high"
         )
-    common = [term for term in terms if _is_common(connection, term)]
+    common = [term for term in terms if _common(connection, params, term)]
     if not common:
         return _ranked(connection, params)
     newest = connection.execute(text("SELECT max(id) FROM messages")).scalar() or 0

@@ -8,15 +8,14 @@ moves it by well under 0.01.
 Search at a million messages within a few tens of milliseconds, without an
 extension (this Python's sqlite3 cannot load one):
 
-1. Coarse: every process keeps, per database and vector space, the ids and a
-   64-bit sign code of each vector's first 64 components (8 bytes a message:
-   16 MB for a million), refreshed incrementally by ``seq``. The query's code
-   is compared to all of them by Hamming distance (XOR + popcount: ~10 ms at
-   1M); the nearest ``RERANK`` survive. The local model is trained so its
-   leading dimensions carry the most meaning (Matryoshka), so the prefix is a
-   fair first cut.
-2. Exact: the survivors' full vectors are read by primary key and scored by
-   cosine. Below ``RERANK`` vectors there is no first stage at all: the scan is exact.
+1. Coarse: every process keeps, per database and vector space, the vectors
+   in memory (see :class:`VectorCache`) with a 64-bit sign code of each
+   vector's first 64 components. The query's code is compared to all of them
+   by Hamming distance (XOR + popcount: ~10 ms at 1M); the nearest ``RERANK``
+   survive. The local model is trained so its leading dimensions carry the
+   most meaning (Matryoshka), so the prefix is a fair first cut.
+2. Exact: the survivors are scored by cosine on their int8 codes. Below
+   ``RERANK`` vectors there is no first stage: the scan is exact.
 """
 
 from __future__ import annotations
@@ -72,17 +71,26 @@ def space_id(connection: Connection, name: str, dim: int, *, create: bool) -> in
     return found
 
 
-class CoarseIndex:
-    """The in-process first stage for one database and space (see module docstring)."""
+class VectorCache:
+    """One database's vectors of one space, in this process's memory.
 
-    def __init__(self) -> None:
+    ``ids`` stays sorted (one row per message, the newest vector winning), so a
+    message's row is found by binary search; ``matrix`` holds the int8 codes
+    (256 bytes a message: 256 MB at a million) and ``codes`` the 64-bit sign
+    codes of the first stage. :meth:`refresh` loads only what was stored since
+    the last call (by ``seq``), so it costs nothing when nothing changed.
+    """
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
         self.ids = np.zeros(0, dtype=np.int64)
+        self.matrix = np.zeros((0, dim), dtype=np.int8)
+        self.scale = np.zeros(0, dtype=np.float32)  # 1 / |code|, 0 for a zero vector
         self.codes = np.zeros(0, dtype=np.uint64)
         self.last_seq = 0
         self.lock = threading.Lock()
 
     def refresh(self, connection: Connection, space: int) -> None:
-        """Load the vectors stored since the last refresh (cheap when there are none)."""
         with self.lock:
             rows = connection.execute(
                 text(
@@ -93,70 +101,83 @@ class CoarseIndex:
             ).all()
             if not rows:
                 return
-            head = np.zeros((len(rows), CODE_DIMS), dtype=np.int8)
-            for n, row in enumerate(rows):
-                part = np.frombuffer(row.vector, dtype=np.int8)[:CODE_DIMS]
-                head[n, : len(part)] = part
-            self.ids = np.concatenate(
-                [self.ids, np.fromiter((r.message_id for r in rows), np.int64)]
-            )
-            self.codes = np.concatenate([self.codes, sign_codes(head)])
+            good = [row for row in rows if row.vector is not None and len(row.vector) == self.dim]
             self.last_seq = rows[-1].seq
+            if not good:
+                return
+            ids = np.fromiter((row.message_id for row in good), np.int64, len(good))
+            matrix = np.frombuffer(b"".join(row.vector for row in good), dtype=np.int8).reshape(
+                len(good), self.dim
+            )
+            if len(self.ids) and (ids.min() <= self.ids[-1] or np.any(np.diff(ids) <= 0)):
+                # Out of order (a backfill of old messages, an edited message): merge,
+                # keeping each message's newest vector.
+                ids = np.concatenate([self.ids, ids])
+                matrix = np.concatenate([self.matrix, matrix])
+                newest_first = np.arange(len(ids))[::-1]
+                unique, first = np.unique(ids[newest_first], return_index=True)
+                keep = newest_first[first]
+                self.ids, self.matrix = unique, matrix[keep]
+            elif not len(self.ids) and np.any(np.diff(ids) <= 0):
+                order = np.argsort(ids, kind="stable")
+                self.ids, self.matrix = ids[order], matrix[order]
+            else:
+                self.ids = np.concatenate([self.ids, ids])
+                self.matrix = np.concatenate([self.matrix, matrix])
+            norms = np.linalg.norm(self.matrix.astype(np.float32), axis=1)
+            self.scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype(
+                np.float32
+            )
+            self.codes = sign_codes(self.matrix)
 
     def nearest(
         self, query: np.ndarray, count: int, band: tuple[int, int] | None = None
-    ) -> np.ndarray:
-        """Ids of the ``count`` vectors whose sign codes are nearest the query's."""
+    ) -> dict[int, float]:
+        """The ``count`` messages most similar to the query, with their cosines."""
         with self.lock:
-            ids, codes = self.ids, self.codes
+            ids, matrix, scale, codes = self.ids, self.matrix, self.scale, self.codes
+        low, high = 0, len(ids)
         if band is not None:
-            keep = (ids >= band[0]) & (ids <= band[1])
-            ids, codes = ids[keep], codes[keep]
-        if len(ids) <= count:
-            return ids
-        distance = np.bitwise_count(codes ^ sign_codes(query[None, :])[0])
-        return ids[np.argpartition(distance, count)[:count]]
+            low, high = (int(x) for x in np.searchsorted(ids, [band[0], band[1] + 1]))
+        if high - low > RERANK:
+            distance = np.bitwise_count(codes[low:high] ^ sign_codes(query[None, :])[0])
+            rows = np.argpartition(distance, RERANK)[:RERANK] + low
+        else:
+            rows = np.arange(low, high)
+        scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
+        if len(rows) > count:
+            best = np.argpartition(-scores, count)[:count]
+            rows, scores = rows[best], scores[best]
+        return dict(zip(ids[rows].tolist(), scores.tolist(), strict=True))
+
+    def cosines(self, query: np.ndarray, message_ids: Iterable[int]) -> dict[int, float]:
+        """The exact cosine of each listed message that has a vector."""
+        wanted = np.fromiter(message_ids, np.int64)
+        with self.lock:
+            ids, matrix, scale = self.ids, self.matrix, self.scale
+        if not len(wanted) or not len(ids):
+            return {}
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        found = ids[at] == wanted
+        rows = at[found]
+        scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
+        return dict(zip(wanted[found].tolist(), scores.tolist(), strict=True))
 
 
-_indexes: dict[tuple[str, int], CoarseIndex] = {}
-_indexes_lock = threading.Lock()
+_caches: dict[tuple[str, int], VectorCache] = {}
+_caches_lock = threading.Lock()
 
 
-def coarse_index(database: str, space: int) -> CoarseIndex:
-    with _indexes_lock:
-        return _indexes.setdefault((database, space), CoarseIndex())
+def cache_for(database: str, space: int, dim: int) -> VectorCache:
+    with _caches_lock:
+        cache = _caches.get((database, space))
+        if cache is None or cache.dim != dim:
+            cache = _caches[(database, space)] = VectorCache(dim)
+        return cache
 
 
 def forget(database: str) -> None:
-    """Drop a database's in-process indexes (it was replaced or restored)."""
-    with _indexes_lock:
-        for key in [key for key in _indexes if key[0] == database]:
-            del _indexes[key]
-
-
-def cosines(
-    connection: Connection,
-    space: int,
-    dim: int,
-    query: np.ndarray,
-    message_ids: Iterable[int],
-    filters: str = "",
-    params: dict | None = None,
-) -> dict[int, float]:
-    """Exact cosine of the query with each listed message that has a vector
-    (and passes ``filters``, SQL over ``m``, the messages row)."""
-    listed = ",".join(str(int(i)) for i in message_ids)  # our own ints
-    if not listed:
-        return {}
-    rows = connection.execute(
-        text(
-            "SELECT v.message_id, v.vector FROM message_vectors v "
-            "JOIN messages m ON m.id = v.message_id "
-            f"WHERE v.space_id = :space AND v.message_id IN ({listed}) {filters}"
-        ),
-        {**(params or {}), "space": space},
-    ).all()
-    if not rows:
-        return {}
-    scores = dequantize([row.vector for row in rows], dim) @ query.astype(np.float32)
-    return {row.message_id: float(score) for row, score in zip(rows, scores, strict=True)}
+    """Drop a database's in-process vectors (it was replaced or restored)."""
+    with _caches_lock:
+        for key in [key for key in _caches if key[0] == database]:
+            del _caches[key]
