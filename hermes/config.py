@@ -74,6 +74,9 @@ class Config:
     agent_memory_limit: int = 8_000
     # Skills offered in the system prompt per message.
     skills_in_prompt: int = 8
+    # Core (turn integrity): the curator runs after a turn's answer; this
+    # bounds how long it may take before it is given up.
+    curator_timeout: float = 60.0
 
     # Web dashboard.
     secret_key: str | None = field(default=None, repr=False)
@@ -172,6 +175,7 @@ class Config:
             user_memory_limit=env.integer("HERMES_USER_MEMORY_LIMIT", 4_000, minimum=200),
             agent_memory_limit=env.integer("HERMES_AGENT_MEMORY_LIMIT", 8_000, minimum=200),
             skills_in_prompt=env.integer("HERMES_SKILLS_IN_PROMPT", 8, minimum=0, maximum=50),
+            curator_timeout=env.number("HERMES_CURATOR_TIMEOUT", 60.0),
             secret_key=env.get("FLASK_SECRET_KEY"),
             web_password=env.get("HERMES_WEB_PASSWORD"),
             web_allow_no_auth=env.flag("HERMES_WEB_ALLOW_NO_AUTH"),

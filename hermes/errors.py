@@ -58,6 +58,24 @@ class Conflict(HermesError):
     code = "conflict"
 
 
+class SessionBusy(Conflict):
+    """The session already has a running turn; ``turn_id`` names it.
+
+    Raised before anything of the new turn is written. The web answers 409
+    with code ``session_busy``; the CLI says which turn is running.
+    """
+
+    code = "session_busy"
+
+    def __init__(self, session_id: int, turn_id: str):
+        super().__init__(
+            f"Session {session_id} is busy: turn {turn_id} is still running. Wait for it to "
+            "finish or cancel it, then send your message again."
+        )
+        self.session_id = session_id
+        self.turn_id = turn_id
+
+
 class InvalidInput(HermesError):
     """Input from outside (a file, a form, a query, model output) failed a check."""
 

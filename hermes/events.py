@@ -11,7 +11,20 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-StopReason = Literal["end_turn", "max_iterations", "cancelled", "error"]
+# How a turn ended (SPEC's ``done`` row). ``max_tokens``: the answer hit the
+# token cap and was cut; ``refusal``: the model declined (kept for the user,
+# never replayed to the model); ``interrupted``: the turn's events were closed
+# or its process died; ``budget``: a session budget stopped it.
+StopReason = Literal[
+    "end_turn",
+    "max_iterations",
+    "max_tokens",
+    "refusal",
+    "cancelled",
+    "interrupted",
+    "budget",
+    "error",
+]
 SkillAction = Literal["used", "created", "refined"]
 
 

@@ -8,10 +8,13 @@ reach the model, a skill folder skipped) are written to a file instead.
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 LOG_FILE = "hermes.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The handler is process-wide: two threads (two runtimes) must not both add one.
+_lock = threading.Lock()
 
 
 class _FileHandler(logging.FileHandler):
@@ -25,9 +28,14 @@ def log_to_file(home: Path) -> Path:
     Called again with another home (tests, or a second runtime in one
     process), the file follows the newest home. Records still propagate, so a
     web server's or a test's own handlers see them; nothing here writes to
-    the terminal.
+    the terminal. Safe to call from any thread, any number of times: there is
+    never more than one Hermes file handler.
     """
-    path = home / LOG_FILE
+    with _lock:
+        return _log_to(home / LOG_FILE)
+
+
+def _log_to(path: Path) -> Path:
     logger = logging.getLogger("hermes")
     for old in [h for h in logger.handlers if getattr(h, "hermes_log", None) is not None]:
         if old.hermes_log == path:

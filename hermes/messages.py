@@ -13,6 +13,22 @@ from hermes.events import ToolCall
 
 Role = Literal["user", "assistant", "tool"]
 
+# Appended to an answer that stopped before it was complete (cancelled, cut
+# off, its process killed). Stored in the text, so the user sees it and the
+# model, reading the history on the next turn, knows the answer was cut.
+INTERRUPTED_MARK = "[interrupted]"
+# The result given to a tool call that never got one (its turn died while the
+# tool ran), so the history stays valid for the provider.
+TOOL_INTERRUPTED = "interrupted: the tool did not finish"
+
+
+def mark_interrupted(text: str) -> str:
+    """``text`` with the interrupted mark at its end (once)."""
+    text = text.rstrip()
+    if text.endswith(INTERRUPTED_MARK):
+        return text
+    return f"{text}\n\n{INTERRUPTED_MARK}" if text else INTERRUPTED_MARK
+
 
 @dataclass(frozen=True)
 class Message:

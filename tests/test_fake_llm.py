@@ -19,6 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def post(fake: FakeLLM, path: str, body: object) -> tuple[int, dict[str, str], bytes]:
+    """POST ``body``; a model request without a history gets a minimal valid one."""
+    if isinstance(body, dict) and path.endswith(("/messages", "/chat/completions")):
+        body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 64, **body}
     conn = http.client.HTTPConnection("127.0.0.1", fake.port, timeout=5)
     conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
     response = conn.getresponse()
@@ -193,3 +196,108 @@ def test_standalone_server_can_be_scripted_from_a_file(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=5)
+
+
+# -- the server refuses what the real APIs refuse ---------------------------------
+
+TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
+TOOL_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
+OPENAI_CALL = {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+
+ANTHROPIC_INVALID = {
+    "tool call without a result": (
+        [
+            {"role": "user", "content": "list"},
+            {"role": "assistant", "content": [TOOL_USE]},
+            {"role": "user", "content": "and?"},
+        ],
+        "`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1",
+    ),
+    "result without a call": (
+        [
+            {"role": "user", "content": "list"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": [TOOL_RESULT]},
+        ],
+        "unexpected `tool_use_id` found in `tool_result` blocks: toolu_1",
+    ),
+    "empty text block": (
+        [{"role": "user", "content": [{"type": "text", "text": "  "}]}],
+        "text content blocks must contain non-whitespace text",
+    ),
+    "five cache breakpoints": (
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": str(n), "cache_control": {"type": "ephemeral"}}
+                    for n in range(5)
+                ],
+            }
+        ],
+        "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+    ),
+}
+
+OPENAI_INVALID = {
+    "tool call without a result": (
+        [
+            {"role": "user", "content": "list"},
+            {"role": "assistant", "content": None, "tool_calls": [OPENAI_CALL]},
+            {"role": "user", "content": "and?"},
+        ],
+        "The following tool_call_ids did not have response messages: call_1",
+    ),
+    "result without a call": (
+        [
+            {"role": "user", "content": "list"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "a.txt"},
+        ],
+        "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+    ),
+    "assistant with nothing": (
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None}],
+        "Invalid value for 'content': expected a string, got null.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANTHROPIC_INVALID))
+def test_invalid_anthropic_histories_get_the_real_400(fake_llm, case):
+    messages, expected = ANTHROPIC_INVALID[case]
+    fake_llm.reply("never sent")
+    body = {"model": "m", "max_tokens": 64, "stream": True, "messages": messages}
+    status, _, data = post(fake_llm, "/v1/messages", body)
+    error = json.loads(data)
+    assert status == 400 and error["type"] == "error"
+    assert error["error"]["type"] == "invalid_request_error"
+    assert expected in error["error"]["message"]
+    assert fake_llm.pending == 1  # the scripted reply waits for a valid request
+
+
+@pytest.mark.parametrize("case", sorted(OPENAI_INVALID))
+def test_invalid_openai_histories_get_the_real_400(fake_llm, case):
+    messages, expected = OPENAI_INVALID[case]
+    body = {"model": "m", "stream": True, "messages": messages}
+    status, _, data = post(fake_llm, "/v1/chat/completions", body)
+    error = json.loads(data)["error"]
+    assert status == 400 and error["type"] == "invalid_request_error"
+    assert expected in error["message"] and error["param"].startswith("messages")
+
+
+def test_a_valid_tool_exchange_is_accepted_on_both_wires(fake_llm):
+    fake_llm.reply("ok")
+    fake_llm.reply("ok")
+    anthropic = [
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": [TOOL_USE]},
+        {"role": "user", "content": [TOOL_RESULT, {"type": "text", "text": "thanks"}]},
+    ]
+    openai = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "list"},
+        {"role": "assistant", "content": None, "tool_calls": [OPENAI_CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a.txt"},
+    ]
+    assert post(fake_llm, "/v1/messages", {"model": "m", "messages": anthropic})[0] == 200
+    assert post(fake_llm, "/v1/chat/completions", {"model": "m", "messages": openai})[0] == 200

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from hermes.messages import mark_interrupted
 from hermes.runtime import Runtime
 
 
@@ -115,7 +116,7 @@ def test_cut_stream_keeps_partial_text_and_reports_error(runtime, fake_llm):
     done = events[-1]
     assert done.stop_reason == "error"
     stored = runtime.store.messages(session_id)
-    assert stored[-1].message.content == partial
+    assert stored[-1].message.content == mark_interrupted(partial)
     assert stored[-1].id == done.assistant_message_id
 
 
@@ -194,10 +195,14 @@ def test_three_tool_calls_reach_the_curator_and_two_do_not(runtime, fake_llm, wo
     session_id, events = run(runtime, "run app.py and tell me what it prints")
     skill = next(e for e in events if e.type == "skill")
     assert (skill.action, skill.name, skill.version) == ("created", "run-python-script", 1)
-    assert types(events)[-3:] == ["skill", "usage", "done"]
-    # Three answer calls at (10, 5) each, plus the curator's own call at (10, 5).
-    usage = events[-2]
-    assert (usage.input_tokens, usage.output_tokens) == (40, 20)
+    # Done first (the session is free), the curator's skill after it.
+    assert types(events)[-3:] == ["usage", "done", "skill"]
+    # The turn's usage: three answer calls at (10, 5) each; the session's
+    # totals add the curator's own call at (10, 5).
+    usage = events[-3]
+    assert (usage.input_tokens, usage.output_tokens) == (30, 15)
+    totals = runtime.store.get_session(session_id)
+    assert (totals.input_tokens, totals.output_tokens) == (40, 20)
     created = runtime.skills.get("run-python-script")
     assert created.source_session in (session_id, str(session_id))
 
@@ -220,7 +225,7 @@ def test_cancel_while_the_model_is_silent_ends_the_turn_at_once(runtime, fake_ll
     done = events[-1]
     assert done.stop_reason == "cancelled"
     partial = "".join(e.delta for e in events if e.type == "text")
-    assert runtime.store.messages(session_id)[-1].message.content == partial
+    assert runtime.store.messages(session_id)[-1].message.content == mark_interrupted(partial)
     assert "error" not in types(events)
 
 

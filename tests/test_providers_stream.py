@@ -224,7 +224,39 @@ def test_openai_request_body(fake_llm, fake_provider):
             "parameters": READ_FILE.parameters,
         },
     }
-    assert body["max_completion_tokens"] == 1000
+    # A server at a custom base URL (Ollama, vLLM, llama.cpp) reads max_tokens.
+    assert body["max_tokens"] == 1000 and "max_completion_tokens" not in body
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "field"),
+    [
+        ("openai", None, "max_completion_tokens"),
+        ("openai", "https://api.openai.com/v1", "max_completion_tokens"),
+        ("openai", "http://localhost:11434/v1", "max_tokens"),  # Ollama
+        ("openai", "http://gpu-box:8000/v1", "max_tokens"),  # vLLM
+        ("openai", "http://127.0.0.1:8080/v1", "max_tokens"),  # llama.cpp
+        ("openai", "http://localhost:1234/v1", "max_tokens"),  # LM Studio
+        ("openrouter", None, "max_tokens"),
+    ],
+)
+def test_each_server_kind_gets_the_token_cap_it_reads(provider, base_url, field):
+    from hermes.providers.base import ProviderSettings
+    from hermes.providers.registry import provider_class
+
+    settings = ProviderSettings(model="m", api_key="k", base_url=base_url)
+    params = provider_class(provider)(settings).request_params(request())
+    assert params[field] == 1000
+    other = {"max_tokens", "max_completion_tokens"} - {field}
+    assert not other & params.keys()
+
+
+def test_the_scripted_compatible_server_receives_max_tokens_from_the_curator(
+    fake_llm, fake_provider
+):
+    fake_llm.reply("NONE")
+    fake_provider("openai").complete("Summarise.", "text", max_tokens=300)
+    assert fake_llm.last_request.json["max_tokens"] == 300
 
 
 def test_openrouter_sends_attribution_and_max_tokens(fake_llm, fake_provider):

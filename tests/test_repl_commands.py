@@ -178,7 +178,7 @@ def test_model_switch_needs_no_restart(fake_llm, repl):
     output(repl)
     repl.handle("/model gpt 4o")  # not silently "gpt"
     assert "Usage: /model" in output(repl)
-    assert repl.runtime.model == "gpt-4o-mini"
+    assert repl.model == "gpt-4o-mini"
 
 
 def test_provider_errors_are_one_line_and_the_repl_goes_on(fake_llm, repl):

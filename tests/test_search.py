@@ -225,3 +225,17 @@ def test_a_session_without_summary_is_not_listed_twice(store):
     store.add_message(session.id, Message("user", "tune the postgres vacuum settings"))
     hits = store.search("postgres vacuum")
     assert [(h.role, h.session_id) for h in hits] == [("user", session.id)]
+
+
+def test_the_session_filter_holds_when_sessions_interleave(store):
+    # Two conversations written at the same time (a web tab and the CLI):
+    # their message ids alternate, so one session's id band holds the other's.
+    first = store.create_session(title="one")
+    second = store.create_session(title="two")
+    for n in range(6):
+        store.add_message(first.id, Message("user", f"deploy the gateway, step {n}"))
+        store.add_message(second.id, Message("user", f"deploy the gateway, attempt {n}"))
+    hits = store.search("deploy gateway", session_id=first.id, limit=50)
+    assert len(hits) == 6
+    assert {hit.session_id for hit in hits} == {first.id}
+    assert all("step" in hit.snippet for hit in hits)

@@ -63,18 +63,22 @@ def test_a_damaged_zip_is_refused_cleanly(skills, tmp_path):
     assert skills.list() == []
 
 
-def test_uses_are_not_lost_when_two_processes_count_at_once(skills):
+def test_uses_are_not_lost_when_two_processes_count_at_once(skills, config):
     skills.create("busy-skill", "Counts uses.", "1. Count.")
     script = (
         "import sys\n"
+        "from pathlib import Path\n"
+        "from hermes.config import Config\n"
         "from hermes.skills import SkillManager\n"
-        "manager = SkillManager(sys.argv[1])\n"
+        "from hermes.store import Store\n"
+        "config = Config(home=Path(sys.argv[2]), workspace=Path('.'), database_url=sys.argv[3])\n"
+        "manager = SkillManager(sys.argv[1], uses=Store.open(config))\n"
         "for _ in range(60):\n"
         "    manager.record_use('busy-skill')\n"
     )
-    root = str(skills.root)
+    args = [str(skills.root), str(config.home), config.database_url]
     workers = [
-        subprocess.Popen([sys.executable, "-c", script, root], stderr=subprocess.PIPE)
+        subprocess.Popen([sys.executable, "-c", script, *args], stderr=subprocess.PIPE)
         for _ in range(3)
     ]
     for worker in workers:

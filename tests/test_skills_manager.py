@@ -194,14 +194,14 @@ def test_files_lists_bundled_resources(skills):
     assert skills.get(skill.name).files == ["scripts/run.sh", "references/NOTES.md"]
 
 
-def test_concurrent_uses_are_all_counted(skills, config):
+def test_concurrent_uses_are_all_counted(skills, config, store):
     import threading
 
     from hermes.skills import SkillManager
 
     make(skills)
     # two managers on the same folder, as the web server may build
-    managers = [skills, SkillManager(config.skills_dir)]
+    managers = [skills, SkillManager(config.skills_dir, uses=store)]
 
     def work(manager):
         for _ in range(10):
@@ -218,3 +218,23 @@ def test_concurrent_uses_are_all_counted(skills, config):
 def test_skills_are_hashable_values(skills):
     skill = make(skills)
     assert skill in {skills.get(skill.name)}
+
+
+def test_using_an_imported_skill_leaves_its_files_byte_identical(skills, store, tmp_path):
+    folder = tmp_path / "src" / "csv-cleanup"
+    folder.mkdir(parents=True)
+    original = (
+        b"---\nname: csv-cleanup\ndescription: Clean messy CSV files.\n"
+        b"metadata:\n  uses: '4'\n---\nLoad with pandas.\n"
+    )
+    (folder / "SKILL.md").write_bytes(original)
+    [imported] = skills.import_path(folder)
+    assert imported.uses == 4  # a count an older Hermes wrote in the file still counts
+    for _ in range(2):
+        used = skills.record_use("csv-cleanup")
+    assert (imported.path / "SKILL.md").read_bytes() == original
+    assert used.uses == 6 and used.last_used_at is not None
+    assert store.skill_use_counts()["csv-cleanup"][0] == 2
+    assert skills.list()[0].uses == 6
+    refined = skills.refine("csv-cleanup", body="Better steps.")
+    assert refined.uses == 6 and "uses: '4'" in (refined.path / "SKILL.md").read_text()

@@ -378,3 +378,15 @@ def test_search_files_bounds_long_lines(ctx, workspace):
 def test_search_files_skips_links_to_outside(ctx, workspace, outside):
     (workspace / "leak.txt").symlink_to(outside / "secret.txt")
     assert call(search_files, ctx, pattern="SECRET").startswith("No matches")
+
+
+def test_a_sibling_folder_whose_name_extends_the_workspace_is_outside(ctx, workspace):
+    # ws2/ starts with the characters of ws/: only a path-component check keeps it out.
+    sibling = workspace.parent / f"{workspace.name}2"
+    sibling.mkdir()
+    (sibling / "secret.txt").write_text(SECRET + "\n")
+    for path in (f"../{sibling.name}/secret.txt", str(sibling / "secret.txt")):
+        with pytest.raises(ToolError, match="outside the workspace"):
+            resolve_in_workspace(workspace, path)
+        assert SECRET not in refused(read_file, ctx, path=path)
+    assert (sibling / "secret.txt").read_text() == SECRET + "\n"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -20,7 +21,7 @@ POLL_SECONDS = 0.05
 
 
 class TurnCancelled(Exception):
-    """The cancel event was seen at a safe point."""
+    """The cancel event was seen at a safe point (or the deadline passed)."""
 
 
 class _Failed:
@@ -31,8 +32,20 @@ class _Failed:
 _END = object()
 
 
-def cancellable(stream: Iterator[T], cancel: threading.Event) -> Iterator[T]:
-    """Yield from ``stream``; raise TurnCancelled as soon as ``cancel`` is set."""
+def cancellable(
+    stream: Iterator[T],
+    cancel: threading.Event,
+    *,
+    deadline: float | None = None,
+    on_idle: Callable[[], None] | None = None,
+) -> Iterator[T]:
+    """Yield from ``stream``; raise TurnCancelled as soon as ``cancel`` is set.
+
+    ``deadline`` (a ``time.monotonic()`` value) ends the stream the same way
+    when it passes. ``on_idle`` is called on the turn's thread whenever the
+    stream has been silent for a poll interval (the loop saves its partial
+    answer then).
+    """
     items: queue.Queue = queue.Queue(maxsize=256)
     abandoned = threading.Event()
 
@@ -59,11 +72,13 @@ def cancellable(stream: Iterator[T], cancel: threading.Event) -> Iterator[T]:
     reader.start()
     try:
         while True:
-            if cancel.is_set():
+            if cancel.is_set() or (deadline is not None and time.monotonic() > deadline):
                 raise TurnCancelled()
             try:
                 item = items.get(timeout=POLL_SECONDS)
             except queue.Empty:
+                if on_idle is not None:
+                    on_idle()
                 continue
             if item is _END:
                 return

@@ -8,11 +8,13 @@ tool runs), so a crash or a cancel never loses what already happened.
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
 
 from hermes.agent.cancellable import TurnCancelled, cancellable
 from hermes.config import Config
@@ -22,6 +24,7 @@ from hermes.events import (
     ErrorEvent,
     Event,
     SkillEvent,
+    StreamEnd,
     TextDelta,
     ToolCall,
     ToolResult,
@@ -30,23 +33,64 @@ from hermes.events import (
     total_usage,
 )
 from hermes.learning.curator import MIN_TOOL_CALLS_FOR_SKILL
-from hermes.messages import Message, ModelRequest, valid_text, valid_value
+from hermes.messages import (
+    TOOL_INTERRUPTED,
+    Message,
+    ModelRequest,
+    mark_interrupted,
+    valid_text,
+    valid_value,
+)
 from hermes.providers.base import Provider
+from hermes.store.turns import Heartbeat
 from hermes.tools.output import truncate_middle
 from hermes.tools.registry import ToolContext, ToolOutput, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+# A streaming answer is saved at least this often, so a killed process loses
+# at most about this much of it.
+CHECKPOINT_SECONDS = 1.0
 
 
 @dataclass
 class _Response:
     """What one model call produced."""
 
-    text: str
-    tool_calls: list[ToolCall]
-    usage: list[Usage]
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: list[Usage] = field(default_factory=list)
+    stop_reason: str = "end_turn"
+
+
+@dataclass
+class _Turn:
+    """One running turn's state: what has to be settled however it ends."""
+
+    session_id: int
+    turn_id: str
+    cancel: threading.Event
+    provider: Provider
+    stop_reason: str | None = None
+    assistant_id: int | None = None
+    # The answer being streamed: its checkpointed row and the text so far.
+    partial_id: int | None = None
+    partial_text: str = ""
+    saved_at: float = 0.0
+    # Tool calls of the last assistant message that have no stored result yet.
+    unanswered: list[ToolCall] = field(default_factory=list)
+    spent: list[Usage] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # this turn's, for the curator
+    tool_call_count: int = 0
 
 
 class Agent:
-    """Runs turns against one provider, one store, and one set of tools."""
+    """Runs turns against a provider, one store, and one set of tools.
+
+    ``provider_for(model)`` gives the provider of a session that chose its own
+    model; without it every session uses ``provider``.
+    """
 
     def __init__(
         self,
@@ -58,6 +102,7 @@ class Agent:
         skills=None,
         profile=None,
         curator=None,
+        provider_for: Callable[[str], Provider] | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -66,6 +111,7 @@ class Agent:
         self.skills = skills
         self.profile = profile
         self.curator = curator
+        self.provider_for = provider_for
 
     # -- the turn --------------------------------------------------------------
 
@@ -77,11 +123,45 @@ class Agent:
         turn_id: str | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[Event]:
-        """Run one user turn; yields events ending with exactly one :class:`Done`."""
-        cancel = cancel or threading.Event()
-        turn_id = turn_id or uuid.uuid4().hex
+        """Start a user turn and return its events: ``TurnStart`` ... ``Done``, then
+        at most one curator ``SkillEvent``.
+
+        The turn starts here, not on first iteration: SessionBusy (or NotFound)
+        is raised by this call, before anything is written. Closing the events
+        early, at any point, leaves a session the next turn can continue.
+        """
+        events = self._turn(session_id, text, turn_id or uuid.uuid4().hex, cancel)
+        first = next(events)
+        return _resumed(first, events)
+
+    def _turn(
+        self, session_id: int, text: str, turn_id: str, cancel: threading.Event | None
+    ) -> Generator[Event, None, None]:
         text = valid_text(text)
         session = self.store.get_session(session_id)
+        turn = _Turn(
+            session_id=session_id,
+            turn_id=turn_id,
+            cancel=cancel or threading.Event(),
+            provider=self._provider(session.model),
+        )
+        self.store.start_turn(session_id, turn_id)  # SessionBusy: nothing written yet
+        heartbeat = Heartbeat(lambda: self.store.heartbeat(turn_id)).start()
+        try:
+            yield from self._answer(turn, session, text)
+        finally:
+            heartbeat.stop()
+            self._settle(turn, sys.exc_info()[1])
+        yield total_usage(turn.spent)
+        yield Done(stop_reason=turn.stop_reason, assistant_message_id=turn.assistant_id)
+        # The session is free and the client knows; learning comes last.
+        if turn.stop_reason == "end_turn" and turn.tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
+            event = self._curate(turn)
+            if event is not None:
+                yield event
+
+    def _answer(self, turn: _Turn, session, text: str) -> Iterator[Event]:
+        """Everything up to the complete answer; sets ``turn.stop_reason``."""
         # The system prompt is frozen at the session's first turn, so the
         # provider's prompt cache keeps hitting on every later call.
         system = session.system_prompt or self._build_system_prompt()
@@ -91,92 +171,112 @@ class Agent:
         if not session.title:
             first_turn["title"] = title_from(text)
         if first_turn:
-            self.store.update_session(session_id, **first_turn)
-        user = self.store.add_message(
-            session_id,
-            Message(role="user", content=text, context=self._turn_context(text)),
-            turn_id=turn_id,
+            self.store.update_session(turn.session_id, **first_turn)
+        # Read (and repaired) before this turn adds anything.
+        history = self.store.model_history(turn.session_id, turn_id=turn.turn_id)
+        user = self._record(
+            turn, Message(role="user", content=text, context=self._turn_context(text))
         )
-        yield TurnStart(session_id=session_id, user_message_id=user.id)
-
-        history = self.store.history(session_id)
-        turn_messages: list[Message] = [user.message]
+        yield TurnStart(session_id=turn.session_id, user_message_id=user.id)
+        history.append(user.message)
         ctx = ToolContext(
             config=self.config,
-            session_id=session_id,
+            session_id=turn.session_id,
             store=self.store,
             skills=self.skills,
             profile=self.profile,
-            cancel=cancel,
+            cancel=turn.cancel,
         )
-        spent: list[Usage] = []  # every model call's usage, the curator's included
-        tool_call_count = 0
-        assistant_id: int | None = None
-        stop_reason = "max_iterations"
-
         for _ in range(self.config.max_iterations):
-            response = _Response(text="", tool_calls=[], usage=[])
+            response = _Response()
             try:
-                yield from self._stream(system, history, response, cancel)
+                yield from self._stream(turn, system, history, response)
             except (ProviderError, TurnCancelled) as exc:
-                spent += response.usage
-                if response.text:
-                    # Keep what the user already saw.
-                    partial = Message(role="assistant", content=response.text)
-                    assistant_id = self._record(session_id, partial, turn_id).id
-                if isinstance(exc, TurnCancelled) or cancel.is_set():
-                    stop_reason = "cancelled"
+                if isinstance(exc, TurnCancelled) or turn.cancel.is_set():
+                    turn.stop_reason = "cancelled"
                 else:
                     yield ErrorEvent(message=exc.message, retryable=exc.retryable)
-                    stop_reason = "error"
-                break
-            spent += response.usage
-
+                    turn.stop_reason = "error"
+                return  # _settle keeps the partial answer, marked as interrupted
+            finally:
+                self._spend(turn, response.usage)
+            if response.stop_reason in ("max_tokens", "refusal"):
+                # A cut answer's tool calls may be cut too: none of them runs.
+                # A refusal is kept for the user, hidden from the model (_settle).
+                text = response.text
+                if response.stop_reason == "max_tokens":
+                    text = mark_interrupted(text)
+                self._finish_answer(turn, Message(role="assistant", content=text))
+                turn.stop_reason = response.stop_reason
+                return
             assistant = Message(
                 role="assistant", content=response.text, tool_calls=tuple(response.tool_calls)
             )
-            assistant_id = self._record(session_id, assistant, turn_id).id
+            self._finish_answer(turn, assistant)  # stored before any tool runs
             history.append(assistant)
-            turn_messages.append(assistant)
             if not response.tool_calls:
-                stop_reason = "end_turn"
-                break
+                turn.stop_reason = "end_turn"
+                return
+            turn.unanswered = list(response.tool_calls)
+            yield from self._run_tools(ctx, turn, history)
+            if turn.cancel.is_set():
+                turn.stop_reason = "cancelled"
+                return
+        turn.stop_reason = "max_iterations"
 
-            tool_call_count += yield from self._run_tools(
-                ctx, response.tool_calls, history, turn_messages, turn_id
+    def _settle(self, turn: _Turn, error: BaseException | None) -> None:
+        """However the turn ended, leave a valid session and free it.
+
+        Runs in ``finally``: after a provider error, a cancel, a bug, or the
+        events being closed early (GeneratorExit). The answer cut mid-stream is
+        kept with the interrupted mark, every tool call gets a result, and the
+        turn is finished, so the next turn can continue the session.
+        """
+        if turn.stop_reason is None:
+            if turn.cancel.is_set():
+                turn.stop_reason = "cancelled"
+            elif isinstance(error, GeneratorExit | KeyboardInterrupt):
+                turn.stop_reason = "interrupted"
+            else:
+                turn.stop_reason = "error"
+        steps = [self._keep_partial, self._answer_unanswered]
+        if turn.stop_reason == "refusal":
+            steps.append(lambda t: self.store.hide_turn(t.turn_id))
+        for step in steps:
+            try:
+                step(turn)
+            except HermesError as exc:  # the turn must still be finished
+                log.error("turn %s: could not settle: %s", turn.turn_id, exc)
+        self.store.finish_turn(turn.turn_id, turn.stop_reason)
+
+    def _keep_partial(self, turn: _Turn) -> None:
+        if turn.partial_text.strip():
+            message = Message(role="assistant", content=mark_interrupted(turn.partial_text))
+            self._finish_answer(turn, message)
+
+    def _answer_unanswered(self, turn: _Turn) -> None:
+        for call in list(turn.unanswered):
+            self._record_result(
+                turn,
+                ToolResult(id=call.id, name=call.name, output=TOOL_INTERRUPTED, is_error=True),
             )
-            if cancel.is_set():
-                stop_reason = "cancelled"
-                break
 
-        learn = stop_reason == "end_turn" and not cancel.is_set()
-        if learn and tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
-            event = self._curate(turn_messages, session_id, spent.append)
-            if event is not None:
-                yield event
-
-        usage = total_usage(spent)
-        self.store.add_usage(session_id, usage)
-        yield usage
-        yield Done(stop_reason=stop_reason, assistant_message_id=assistant_id)
+    def _spend(self, turn: _Turn, usage: list[Usage]) -> None:
+        """Count one model call's usage and save it at once (a killed turn keeps it)."""
+        if not usage:
+            return
+        turn.spent += usage
+        self.store.add_usage(turn.session_id, total_usage(usage))
 
     # -- pieces ----------------------------------------------------------------
 
-    def _run_tools(
-        self,
-        ctx: ToolContext,
-        calls: list[ToolCall],
-        history: list[Message],
-        turn_messages: list[Message],
-        turn_id: str,
-    ) -> Generator[Event, None, int]:
-        """Run the calls of one response in order, recording each result; returns how many ran.
+    def _run_tools(self, ctx: ToolContext, turn: _Turn, history: list[Message]) -> Iterator[Event]:
+        """Run the calls of one response in order, storing each result before it is shown.
 
         Once the turn is cancelled, the remaining calls still get a result, so
         the history stays valid for the next turn.
         """
-        ran = 0
-        for call in calls:
+        for call in list(turn.unanswered):
             yield call
             if ctx.cancel.is_set():
                 result = ToolResult(
@@ -185,20 +285,22 @@ class Agent:
                 extra: tuple[Event, ...] = ()
             else:
                 result, extra = self._run_tool(ctx, call)
-                ran += 1
+                turn.tool_call_count += 1
+            history.append(self._record_result(turn, result))
             yield result
             yield from extra
-            tool_message = Message(
-                role="tool",
-                content=result.output,
-                tool_call_id=call.id,
-                tool_name=call.name,
-                is_error=result.is_error,
-            )
-            self._record(ctx.session_id, tool_message, turn_id)
-            history.append(tool_message)
-            turn_messages.append(tool_message)
-        return ran
+
+    def _record_result(self, turn: _Turn, result: ToolResult) -> Message:
+        message = Message(
+            role="tool",
+            content=result.output,
+            tool_call_id=result.id,
+            tool_name=result.name,
+            is_error=result.is_error,
+        )
+        self._record(turn, message)
+        turn.unanswered = [c for c in turn.unanswered if c.id != result.id]
+        return message
 
     def _build_system_prompt(self) -> str:
         """A new session's system prompt: identity, tools, and the profile memory as of now."""
@@ -220,19 +322,26 @@ class Agent:
         return build_turn_context(self.skills.relevant(text, limit=self.config.skills_in_prompt))
 
     def _stream(
-        self, system: str, history: list[Message], response: _Response, cancel: threading.Event
+        self, turn: _Turn, system: str, history: list[Message], response: _Response
     ) -> Iterator[Event]:
+        provider = turn.provider
         request = ModelRequest(
-            model=self.provider.model,
+            model=provider.model,
             system=system,
             messages=tuple(history),
             tools=self.tools.specs(),
             max_tokens=self.config.max_tokens,
         )
-        for chunk in cancellable(self.provider.stream(request), cancel):
+        turn.partial_text, turn.saved_at = "", time.monotonic()
+        stream = cancellable(
+            provider.stream(request), turn.cancel, on_idle=lambda: self._checkpoint(turn)
+        )
+        for chunk in stream:
             if isinstance(chunk, TextDelta):
                 chunk = TextDelta(valid_text(chunk.delta))
                 response.text += chunk.delta
+                turn.partial_text = response.text
+                self._checkpoint(turn)
                 yield chunk
             elif isinstance(chunk, ToolCall):
                 chunk = ToolCall(
@@ -242,10 +351,33 @@ class Agent:
                     input=valid_value(chunk.input),
                     input_error=chunk.input_error,
                 )
-                # Shown when it runs, right before its result (see run_turn).
+                # Shown when it runs, right before its result (see _run_tools).
                 response.tool_calls.append(chunk)
             elif isinstance(chunk, Usage):
                 response.usage.append(chunk)
+            elif isinstance(chunk, StreamEnd):
+                response.stop_reason = chunk.stop_reason
+
+    def _checkpoint(self, turn: _Turn) -> None:
+        """Save the streaming answer when it is about a second ahead of the database."""
+        if time.monotonic() - turn.saved_at < CHECKPOINT_SECONDS:
+            return
+        turn.saved_at = time.monotonic()
+        if not turn.partial_text.strip():
+            return
+        turn.partial_id = self.store.checkpoint(
+            turn.session_id, turn.turn_id, turn.partial_id, turn.partial_text
+        )
+
+    def _finish_answer(self, turn: _Turn, message: Message) -> None:
+        """Store a complete (or finally cut) answer: it replaces the checkpoint, one row."""
+        if turn.partial_id is not None:
+            self.store.finish_message(turn.partial_id, message)
+            turn.assistant_id = turn.partial_id
+        elif message.content or message.tool_calls:
+            turn.assistant_id = self._record(turn, message).id
+        turn.partial_id, turn.partial_text = None, ""
+        turn.messages.append(message)
 
     def _run_tool(self, ctx: ToolContext, call: ToolCall) -> tuple[ToolResult, tuple[Event, ...]]:
         """Run one tool call; every failure becomes an error result for the model."""
@@ -276,13 +408,45 @@ class Agent:
         )
         return result, events
 
-    def _curate(self, turn_messages: list[Message], session_id: int, on_usage) -> SkillEvent | None:
+    def _curate(self, turn: _Turn) -> SkillEvent | None:
+        """Offer the turn to the curator: bounded by HERMES_CURATOR_TIMEOUT, stopped by cancel.
+
+        Its model call's usage is saved to the session as it happens.
+        """
         if self.curator is None:
             return None
-        return self.curator.propose_skill(turn_messages, session_id=session_id, on_usage=on_usage)
+        curator = self.curator.with_provider(turn.provider)
+        return curator.propose_skill(
+            turn.messages,
+            session_id=turn.session_id,
+            on_usage=lambda usage: self.store.add_usage(turn.session_id, usage),
+            cancel=turn.cancel,
+            timeout=self.config.curator_timeout,
+        )
 
-    def _record(self, session_id: int, message: Message, turn_id: str):
-        return self.store.add_message(session_id, message, turn_id=turn_id)
+    def _provider(self, model: str | None) -> Provider:
+        """The provider of a session: its own model if it chose one."""
+        if model and model != self.provider.model and self.provider_for is not None:
+            return self.provider_for(model)
+        return self.provider
+
+    def _record(self, turn: _Turn, message: Message):
+        stored = self.store.add_message(turn.session_id, message, turn_id=turn.turn_id)
+        if message.role != "assistant":  # answers are added by _finish_answer
+            turn.messages.append(message)
+        return stored
+
+
+def _resumed(first: Event, events: Generator[Event, None, None]) -> Iterator[Event]:
+    """The events of a started turn: the one already produced, then the rest.
+
+    Closing this (or dropping it) closes ``events``, whose ``finally`` settles the turn.
+    """
+    try:
+        yield first
+        yield from events
+    finally:
+        events.close()
 
 
 def title_from(text: str, limit: int = 60) -> str:

@@ -52,6 +52,7 @@ def chat(text: str, session_id: int | None, as_json: bool) -> None:
             session_id = store.create_session(source="cli", model=runtime.model).id
         else:
             store.get_session(session_id)
+        # SessionBusy here names the running turn; nothing is written.
         turn = TurnThread(agent, session_id, text).start()
         printer = JsonPrinter(turn.turn_id) if as_json else PlainPrinter()
         error = None
@@ -64,6 +65,9 @@ def chat(text: str, session_id: int | None, as_json: bool) -> None:
                         error = event.message
                     elif event.type == "done":
                         stop_reason = event.stop_reason
+                # The curator works after `done`; its skill event is part of the turn.
+                for event in turn.late_events():
+                    printer.show(event)
         except BrokenPipeError:
             # The reader went away (`| head -1`): stop the turn, keep what it said.
             turn.cancel.set()
@@ -130,6 +134,15 @@ class JsonPrinter:
         pass
 
 
+# What the user is told when a turn ended for a reason other than a complete answer.
+STOP_NOTES = {
+    "max_iterations": "[turn ended: max iterations; HERMES_MAX_ITERATIONS sets the limit]",
+    "max_tokens": "[answer cut off: it reached the token limit (max_tokens); ask to continue]",
+    "refusal": "[the model declined to answer; this exchange will not be sent to it again]",
+    "interrupted": "[turn interrupted]",
+}
+
+
 class PlainPrinter:
     """Answer text on stdout as it streams; tools, skills and errors briefly on stderr."""
 
@@ -157,8 +170,8 @@ class PlainPrinter:
         elif kind == "error":
             # `hermes: error: ...` is printed once, by main(), as the last line.
             self._break_line()
-        elif kind == "done" and event.stop_reason == "max_iterations":
-            self._note("[turn ended: max iterations; HERMES_MAX_ITERATIONS sets the limit]")
+        elif kind == "done" and event.stop_reason in STOP_NOTES:
+            self._note(STOP_NOTES[event.stop_reason])
         elif kind == "done":
             self._break_line()  # cancelled turns end with main()'s one line
 

@@ -211,6 +211,22 @@ class TurnView:
                         style="yellow",
                     )
                 )
+            elif event.stop_reason == "max_tokens":
+                self.console.print(
+                    Text(
+                        "cut off: the answer reached the token limit (max_tokens); "
+                        "say 'continue' to go on.",
+                        style="yellow",
+                    )
+                )
+            elif event.stop_reason == "refusal":
+                self.console.print(
+                    Text(
+                        "the model declined to answer; this exchange stays here but will not "
+                        "be sent to the model again.",
+                        style="yellow",
+                    )
+                )
 
     def close(self) -> None:
         """Finish whatever is still being drawn (safe to call twice)."""

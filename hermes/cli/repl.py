@@ -15,6 +15,7 @@ message, so ``printf 'hi\\n/skills\\n' | hermes`` works in scripts.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,9 +41,17 @@ class Repl:
         self.runtime = runtime
         self.console = console or Console(highlight=False)
         self.session_id: int | None = None
+        # The model of this REPL's sessions (/model changes it, here and on the session).
+        self.model: str = runtime.model
         self._agent = None
         # A cancelled turn whose worker had not stopped when we gave the prompt back.
         self._lingering = None
+        # Curator events arrive after a turn's `done`, while the user may be typing:
+        # printed at once over the prompt (patch_stdout) or at the next safe point.
+        self._late_lock = threading.Lock()
+        self._late: list = []
+        self._prompting = False
+        self._followers: list[threading.Thread] = []
 
     # -- the loop --------------------------------------------------------------
 
@@ -62,12 +71,13 @@ class Repl:
                         break
                 except KeyboardInterrupt:
                     self.console.print(Text("interrupted", style="yellow"))
+                self.flush_late()
         finally:
             self.close_session()
 
     def header(self) -> None:
         config = self.runtime.config
-        where = f"{config.provider}:{self.runtime.model}" if config.provider else "no provider"
+        where = f"{config.provider}:{self.model}" if config.provider else "no provider"
         self.console.print(
             Text.assemble(
                 ("hermes", "bold"), f" — {where} — workspace {config.workspace}", style=""
@@ -127,7 +137,7 @@ class Repl:
 
     def ensure_session(self) -> int:
         if self.session_id is None:
-            info = self.runtime.store.create_session(source="cli", model=self.runtime.model)
+            info = self.runtime.store.create_session(source="cli", model=self.model)
             self.session_id = info.id
         return self.session_id
 
@@ -142,7 +152,11 @@ class Repl:
         except HermesError as exc:
             self.error(exc.message)
             return
-        turn = TurnThread(agent, session_id, text).start()
+        try:
+            turn = TurnThread(agent, session_id, text).start()
+        except HermesError as exc:  # SessionBusy: say which turn is running
+            self.error(exc.message)
+            return
         view = TurnView(self.console)
         with terminal_echo_off():
             try:
@@ -154,6 +168,49 @@ class Repl:
                 self._finish_cancelled(turn, view)
             finally:
                 view.close()
+        self._follow(turn)
+
+    # -- events after `done` -------------------------------------------------------
+
+    def _follow(self, turn) -> None:
+        """Print the turn's late events (the curator's skill) whenever they arrive."""
+
+        def follow() -> None:
+            for event in turn.late_events():
+                self.announce(event)
+
+        thread = threading.Thread(target=follow, name="turn-late-events", daemon=True)
+        self._followers = [t for t in self._followers if t.is_alive()] + [thread]
+        thread.start()
+
+    def announce(self, event) -> None:
+        """Show a late event now if the prompt is up, else at the next safe point."""
+        with self._late_lock:
+            if self._prompting:
+                self._print_late(event)  # stdout is patched: it lands above the prompt
+            else:
+                self._late.append(event)
+
+    def set_prompting(self, prompting: bool) -> None:
+        with self._late_lock:
+            self._prompting = prompting
+            pending, self._late = self._late, []
+        for event in pending:
+            self._print_late(event)
+
+    def flush_late(self, wait: float = 0.0) -> None:
+        """Print late events that came in meanwhile; optionally wait for curators to finish."""
+        deadline = time.monotonic() + wait
+        for thread in list(self._followers):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.set_prompting(self._prompting)
+
+    def _print_late(self, event) -> None:
+        from hermes.cli.render import skill_line
+
+        if event.type == "skill":
+            line = skill_line(event.action, event.name, event.version)
+            self.console.print(Text(f"✦ {line}", style="bold magenta"))
 
     def _finish_cancelled(self, turn, view: TurnView) -> None:
         """Give the worker a moment to stop and save the partial answer, then move on."""
@@ -203,6 +260,7 @@ class Repl:
         if session_id is None:
             return
         self._wait_for_lingering()
+        self.flush_late(wait=self.runtime.config.curator_timeout)
         self.console.print(Text("saving session summary…", style="dim"))
         try:
             summary = self.runtime.summarize_session(session_id)
@@ -220,6 +278,7 @@ class Repl:
         if session_id != self.session_id:
             self.close_session()
         self.session_id = session_id
+        self.model = self.runtime.store.get_session(session_id).model or self.runtime.model
 
     # -- output helpers ----------------------------------------------------------
 
@@ -240,6 +299,7 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
     """Inputs from an interactive prompt; ends on Ctrl-D. Ctrl-C raises KeyboardInterrupt."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory, InMemoryHistory
+    from prompt_toolkit.patch_stdout import patch_stdout
 
     history_file = repl.runtime.config.history_file
     try:
@@ -259,7 +319,14 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
     )
     while True:
         try:
-            text = session.prompt([("bold", PROMPT)])
+            # While the prompt is up, output from other threads (a curator's
+            # skill event) is drawn above it instead of through the typed line.
+            with patch_stdout(raw=True):
+                repl.set_prompting(True)
+                try:
+                    text = session.prompt([("bold", PROMPT)])
+                finally:
+                    repl.set_prompting(False)
         except KeyboardInterrupt:
             continue  # Ctrl-C at the prompt clears the line (the generator must live on)
         except EOFError:

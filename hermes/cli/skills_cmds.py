@@ -9,9 +9,9 @@ import click
 
 def _manager():
     from hermes.config import Config
-    from hermes.skills import SkillManager
+    from hermes.runtime import Runtime
 
-    return SkillManager(Config.from_env().skills_dir)
+    return Runtime(Config.from_env()).skills  # use counts come from the database
 
 
 def _console():

@@ -174,7 +174,9 @@ def learn(repl: Repl, argument: str) -> None:
         repl.note("Nothing to learn from yet: this session has no messages.")
         return
     repl.note("asking the curator…")
-    event = repl.runtime.curator.propose_skill(transcript, session_id=repl.session_id)
+    model = repl.runtime.store.get_session(repl.session_id).model
+    curator = repl.runtime.curator.with_provider(repl.runtime.provider_for(model))
+    event = curator.propose_skill(transcript, session_id=repl.session_id)
     if event is None:
         repl.note("Nothing worth a skill in this session.")
         return
@@ -187,7 +189,7 @@ def learn(repl: Repl, argument: str) -> None:
 def model(repl: Repl, argument: str) -> None:
     config = repl.runtime.config
     if not argument:
-        where = f"{config.provider}:{repl.runtime.model}" if config.provider else "no provider"
+        where = f"{config.provider}:{repl.model}" if config.provider else "no provider"
         repl.console.print(Text(where, style="bold"))
         return
     if not config.provider:
@@ -197,8 +199,9 @@ def model(repl: Repl, argument: str) -> None:
         repl.warn("Usage: /model [ID] (a model id has no spaces, e.g. /model gpt-4.1).")
         return
     new_model = argument
-    repl.runtime.set_model(new_model)
-    repl.reset_agent()
+    # Stored with the session, not switched for the whole process: the web's
+    # sessions (and other threads) keep their own model.
+    repl.model = new_model
     if repl.session_id is not None:
         repl.runtime.store.update_session(repl.session_id, model=new_model)
     repl.note(f"Switched to {config.provider}:{new_model} for the next messages.")

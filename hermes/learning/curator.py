@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hermes.agent.cancellable import TurnCancelled
 from hermes.agent.prompts import SESSION_SUMMARY_PROMPT, SKILL_AUTHORING_PROMPT
 from hermes.errors import Conflict, HermesError, NotFound, ProviderError, SkillError
 from hermes.events import SkillEvent, Usage
@@ -75,26 +77,43 @@ class Curator:
         self.skills = skills
         self.max_tokens = max_tokens
 
+    def with_provider(self, provider: Provider) -> Curator:
+        """This curator asking another model (a session that chose its own)."""
+        if provider is self.provider:
+            return self
+        return Curator(provider, self.skills, max_tokens=self.max_tokens)
+
     def propose_skill(
         self,
         transcript: Sequence[Message],
         *,
         session_id: int | None = None,
         on_usage: Callable[[Usage], None] | None = None,
+        cancel: threading.Event | None = None,
+        timeout: float | None = None,
     ) -> SkillEvent | None:
         """Ask the model for a skill; create or refine it. None when there is nothing to keep.
 
-        ``on_usage`` receives the tokens the model call spent (the turn counts them).
+        ``on_usage`` receives the tokens the model call spent. The call gives
+        up (None) as soon as ``cancel`` is set or ``timeout`` seconds pass.
         """
         if not transcript:
             return None
         prompt = self._authoring_prompt(transcript)
         try:
             answer = self.provider.complete(
-                SKILL_AUTHORING_PROMPT, prompt, max_tokens=self.max_tokens, on_usage=on_usage
+                SKILL_AUTHORING_PROMPT,
+                prompt,
+                max_tokens=self.max_tokens,
+                on_usage=on_usage,
+                cancel=cancel,
+                timeout=timeout,
             )
         except ProviderError as exc:
             log.warning("curator: the model could not be asked for a skill: %s", exc)
+            return None
+        except TurnCancelled:
+            log.info("curator: cancelled or out of time (HERMES_CURATOR_TIMEOUT)")
             return None
         proposal = parse_skill_proposal(answer)
         if proposal is None:

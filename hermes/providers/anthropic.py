@@ -31,6 +31,7 @@ from hermes.providers.retry import (
     translate,
     transport_errors,
 )
+from hermes.providers.sse import read_events as read_sse
 
 EPHEMERAL = {"type": "ephemeral"}
 # Anthropic's stop reasons, in the loop's words.
@@ -185,13 +186,11 @@ def sse_events(response: Any, target: Target) -> Iterator[dict[str, Any]]:
     every event that lacks an ``event:`` line; some compatible servers and
     proxies send ``data:`` lines only. An error event becomes a ProviderFailure.
     """
-    import anthropic
-
     if "json" in response.headers.get("content-type", ""):
         # A server that ignored "stream": true and sent the whole message at once.
         yield from message_events(json.loads(response.read()), target)
         return
-    for sse in anthropic.Stream.raw_events(response):
+    for sse in read_sse(response.iter_lines()):
         data = sse.data
         if not data.strip() or data.startswith("[DONE]"):
             continue  # keep-alives, and the OpenAI-style end marker a proxy may add

@@ -8,6 +8,8 @@ A provider turns a :class:`~hermes.messages.ModelRequest` into a stream of
 
 from __future__ import annotations
 
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -58,11 +60,14 @@ class Provider(ABC):
         *,
         max_tokens: int = 2048,
         on_usage: Callable[[Usage], None] | None = None,
+        cancel: threading.Event | None = None,
+        timeout: float | None = None,
     ) -> str:
         """Ask for a plain-text answer with no tools (the curator and summaries use this).
 
         ``on_usage`` receives the call's token usage, so a turn can count what
-        its curator spent.
+        its curator spent. With ``cancel`` or ``timeout`` (seconds) the call
+        raises TurnCancelled as soon as the event is set or the time is up.
         """
         request = ModelRequest(
             model=self.model,
@@ -71,7 +76,13 @@ class Provider(ABC):
             max_tokens=max_tokens,
         )
         text = []
-        for chunk in self.stream(request):
+        stream = self.stream(request)
+        if cancel is not None or timeout is not None:
+            from hermes.agent.cancellable import cancellable
+
+            deadline = time.monotonic() + timeout if timeout is not None else None
+            stream = cancellable(stream, cancel or threading.Event(), deadline=deadline)
+        for chunk in stream:
             if isinstance(chunk, TextDelta):
                 text.append(chunk.delta)
             elif isinstance(chunk, Usage) and on_usage is not None:

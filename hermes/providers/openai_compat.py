@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from hermes.config import DEFAULT_MODELS, KEY_VARIABLES, OPENROUTER_BASE_URL
 from hermes.events import StreamEnd, TextDelta, Usage
@@ -40,6 +41,7 @@ FINISH_REASONS = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
+    "content_filter": "refusal",
 }
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
@@ -51,9 +53,6 @@ class OpenAIProvider(Provider):
     default_model = DEFAULT_MODELS["openai"]
     label: ClassVar[str] = "the OpenAI API"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
-    # OpenAI's reasoning models refuse max_tokens; compatible servers ignore
-    # fields they don't know, which just means no cap.
-    max_tokens_field: ClassVar[str] = "max_completion_tokens"
     headers: ClassVar[dict[str, str]] = {}
 
     def __init__(self, settings: ProviderSettings):
@@ -92,12 +91,21 @@ class OpenAIProvider(Provider):
         params: dict[str, Any] = {
             "model": request.model,
             "messages": convert_messages(request.system, request.messages),
-            self.max_tokens_field: request.max_tokens,
+            self.max_tokens_field(): request.max_tokens,
             "stream_options": {"include_usage": True},
         }
         if request.tools:
             params["tools"] = convert_tools(request.tools)
         return params
+
+    def max_tokens_field(self) -> str:
+        """The name of the token cap the server reads.
+
+        OpenAI's own API wants ``max_completion_tokens`` (its reasoning models
+        refuse ``max_tokens``); Ollama, vLLM, llama.cpp and LM Studio read only
+        ``max_tokens`` and silently ignore the other, which would mean no cap.
+        """
+        return "max_completion_tokens" if is_openai_api(self.settings.base_url) else "max_tokens"
 
     def usage(self, model: str, raw: Any) -> Usage | None:
         return read_usage(model, raw)
@@ -131,6 +139,7 @@ class OpenAIProvider(Provider):
         """
         calls = _ToolCalls()
         finish: str | None = None
+        refused = False
         usage: Usage | None = None
         for chunk in chunks:
             if getattr(chunk, "usage", None) is not None:
@@ -143,6 +152,11 @@ class OpenAIProvider(Provider):
                 content = getattr(delta, "content", None)
                 if isinstance(content, str) and content:
                     yield TextDelta(content)
+                # The model declining: its words come in ``refusal``, not ``content``.
+                refusal = getattr(delta, "refusal", None)
+                if isinstance(refusal, str) and refusal:
+                    refused = True
+                    yield TextDelta(refusal)
                 for piece in getattr(delta, "tool_calls", None) or ():
                     calls.add(piece)
                 reason = getattr(choice, "finish_reason", None)
@@ -153,7 +167,7 @@ class OpenAIProvider(Provider):
         yield from calls.finished()
         if usage is not None:
             yield usage
-        reason = FINISH_REASONS.get(finish, finish)
+        reason = "refusal" if refused else FINISH_REASONS.get(finish, finish)
         if calls and reason == "end_turn":
             reason = "tool_use"  # some local servers say "stop" after tool calls
         yield StreamEnd(stop_reason=reason)
@@ -166,8 +180,10 @@ class OpenRouterProvider(OpenAIProvider):
     default_model = DEFAULT_MODELS["openrouter"]
     label = "OpenRouter"
     default_base_url = OPENROUTER_BASE_URL
-    max_tokens_field = "max_tokens"
     headers = {"X-Title": "Hermes"}
+
+    def max_tokens_field(self) -> str:
+        return "max_tokens"  # what OpenRouter documents, for every model behind it
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         params = super().request_params(request)
@@ -181,6 +197,13 @@ class OpenRouterProvider(OpenAIProvider):
         if usage is not None and isinstance(charged, int | float) and charged >= 0:
             usage = replace(usage, cost_usd=round(float(charged), 8))
         return usage
+
+
+def is_openai_api(base_url: str | None) -> bool:
+    """True for OpenAI's own API (no base URL, or one on api.openai.com)."""
+    if not base_url:
+        return True
+    return (urlsplit(base_url).hostname or "").lower() == "api.openai.com"
 
 
 def _failure(exc: BaseException, target: Target, *, streaming: bool) -> BaseException:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from hermes.atomic import write_text
 from hermes.errors import Conflict, NotFound, SkillError
@@ -40,11 +41,25 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class SkillManager:
-    """Create, find, refine and version the skills in one folder."""
+class UseCounter(Protocol):
+    """Where skill uses are counted: the store (``hermes.store.Store``)."""
 
-    def __init__(self, root: Path, *, embedder=None):
+    def count_skill_use(self, name: str) -> None: ...
+
+    def skill_use_counts(self) -> dict[str, tuple[int, str | None]]: ...
+
+
+class SkillManager:
+    """Create, find, refine and version the skills in one folder.
+
+    Uses are counted by ``uses`` (the database), never in SKILL.md: a skill
+    imported unchanged stays byte-identical however often it is used.
+    Without a counter, uses are not counted.
+    """
+
+    def __init__(self, root: Path, *, uses: UseCounter | None = None, embedder=None):
         self.root = Path(root).expanduser().resolve()
+        self._uses = uses
         # Recall: with an Embedder, selection fuses meaning with keywords (skills/semantic.py).
         self._vectors = None
         if embedder is not None:
@@ -70,7 +85,7 @@ class SkillManager:
         loaded = self._load(folder)
         if loaded is None:
             raise SkillError(f"Skill {name!r} has an unreadable SKILL.md; fix or delete it.")
-        return loaded[0]
+        return self._counted([loaded])[0][0]
 
     def exists(self, name: str) -> bool:
         try:
@@ -203,12 +218,11 @@ class SkillManager:
             return self._write_version(current, changed)
 
     def record_use(self, name: str) -> Skill:
-        """Count one use (uses + 1). Not a new version."""
-        with self._lock:
-            current = self.get(name)
-            used = current.with_metadata(uses=str(current.uses + 1))
-            write_text(self.root / name / SKILL_FILE, render_skill_md(used))
-            return self.get(name)
+        """Count one use (uses + 1) in the database; the skill's files are not touched."""
+        self.get(name)
+        if self._uses is not None:
+            self._uses.count_skill_use(name)
+        return self.get(name)
 
     def delete(self, name: str) -> None:
         """Remove a skill with all its files and versions."""
@@ -294,9 +308,7 @@ class SkillManager:
 
     def _write_version(self, current: Skill, changed: Skill) -> Skill:
         folder = self.root / current.name
-        new = changed.with_metadata(
-            version=str(current.version + 1), uses=str(current.uses), updated_at=_now()
-        )
+        new = changed.with_metadata(version=str(current.version + 1), updated_at=_now())
         # Keys a foreign skill already had stay tolerated; new unknown keys do not.
         fresh_extra = {k: v for k, v in new.extra.items() if k not in current.extra}
         validate_skill(replace(new, extra=fresh_extra), folder_name=current.name)
@@ -350,7 +362,18 @@ class SkillManager:
                     seen.add(entry.name)
         for stale in set(self._cache) - seen:
             self._cache.pop(stale, None)
-        return found
+        return self._counted(found)
+
+    def _counted(self, entries: list[tuple[Skill, Terms]]) -> list[tuple[Skill, Terms]]:
+        """The skills with their use counts from the database."""
+        if self._uses is None or not entries:
+            return entries
+        counts = self._uses.skill_use_counts()
+        out = []
+        for skill, terms in entries:
+            uses, last = counts.get(skill.name, (0, None))
+            out.append((replace(skill, counted_uses=uses, last_used_at=last), terms))
+        return out
 
     def _warn_once(self, name: str, reason: str) -> None:
         if self._cache.get(name, ((),))[0] != ("bad-name",):

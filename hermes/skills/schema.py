@@ -62,6 +62,10 @@ class Skill:
     metadata: Mapping[str, str] = field(default_factory=dict)
     # Top-level keys outside the spec, kept so a foreign skill survives a rewrite.
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # Uses counted in the database since counts left the file (see SkillManager),
+    # and when the skill was last used (ISO time, or None).
+    counted_uses: int = field(default=0, compare=False)
+    last_used_at: str | None = field(default=None, compare=False)
 
     def __hash__(self) -> int:
         # The mapping fields are not hashable; name, version and text identify a skill.
@@ -77,7 +81,8 @@ class Skill:
 
     @property
     def uses(self) -> int:
-        return _as_int(self.metadata.get("uses"), 0, minimum=0)
+        """Times used: any count an older Hermes wrote in the file, plus the database's."""
+        return _as_int(self.metadata.get("uses"), 0, minimum=0) + self.counted_uses
 
     @property
     def created_by(self) -> str:
@@ -137,6 +142,7 @@ class Skill:
             "triggers": self.triggers,
             "version": self.version,
             "uses": self.uses,
+            "last_used_at": self.last_used_at,
             "created_by": self.created_by,
             "updated_at": self.updated_at,
         }

@@ -100,6 +100,10 @@ class MessageRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     input_tokens: Mapped[int | None] = mapped_column(Integer)
     output_tokens: Mapped[int | None] = mapped_column(Integer)
+    # An assistant answer checkpointed while it streamed; cleared by the final write.
+    partial: Mapped[bool] = mapped_column(Boolean, server_default="0")
+    # Kept for the user, never replayed to the model (a refused exchange).
+    hidden: Mapped[bool] = mapped_column(Boolean, server_default="0")
 
     __table_args__ = (Index("ix_messages_session_position", "session_id", "position", unique=True),)
 
@@ -113,6 +117,12 @@ class TurnRow(Base):
     stop_reason: Mapped[str | None] = mapped_column(String(32))
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The process running the turn: a turn whose process is gone is closed as
+    # "interrupted" (see hermes.store.turns).
+    pid: Mapped[int | None] = mapped_column(Integer)
+    host: Mapped[str | None] = mapped_column(String(255))
+    process_started: Mapped[str | None] = mapped_column(String(64))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
     __table_args__ = (
         # At most one running turn per session, enforced by the database so two
@@ -124,6 +134,16 @@ class TurnRow(Base):
             sqlite_where=text("status = 'running'"),
         ),
     )
+
+
+class SkillUseRow(Base):
+    """How often a skill was used; kept here so SKILL.md files never change on use."""
+
+    __tablename__ = "skill_uses"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    uses: Mapped[int] = mapped_column(Integer, server_default="0")
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class EmbeddingSpaceRow(Base):
@@ -160,3 +180,4 @@ messages_table = MessageRow.__table__
 turns_table = TurnRow.__table__
 embedding_spaces_table = EmbeddingSpaceRow.__table__
 message_vectors_table = MessageVectorRow.__table__
+skill_uses_table = SkillUseRow.__table__

@@ -524,6 +524,9 @@ def _ranked(
     filters = []
     if rowid_filter:
         filters.append(f"AND messages_fts.{rowid_filter}")
+    if params["session_id"] is not None:
+        # The id band narrows the scan; interleaved sessions share it.
+        filters.append("AND m.session_id = :session_id")
     if params["role"] is not None:
         filters.append("AND m.role = :role")
     if params["since"] is not None:

@@ -14,13 +14,14 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from sqlalchemy import Engine, delete, func, insert, select, tuple_, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from hermes.config import Config
-from hermes.errors import Conflict, InvalidInput, NotFound, StoreError
+from hermes.errors import Conflict, InvalidInput, NotFound, SessionBusy, StoreError
 from hermes.events import Usage
 from hermes.messages import Message
-from hermes.store import bulk, migrate, rows
+from hermes.store import bulk, migrate, repair, rows, turns
 from hermes.store import search as search_module
 from hermes.store.bulk import RecordOutcome, SessionRecord
 from hermes.store.engine import (
@@ -30,11 +31,19 @@ from hermes.store.engine import (
     read_transaction,
     write_transaction,
 )
-from hermes.store.models import messages_table, sessions_table, turns_table, utcnow
+from hermes.store.models import (
+    messages_table,
+    sessions_table,
+    skill_uses_table,
+    turns_table,
+    utcnow,
+)
 from hermes.store.values import (
     SearchHit,
     SessionInfo,
     StoredMessage,
+    iso,
+    tool_calls_to_json,
 )
 
 log = logging.getLogger(__name__)
@@ -81,7 +90,11 @@ class Store:
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, config)
+        store = cls(engine, config)
+        if upgrade:
+            # Turns whose process died (kill -9, a crash, a restart) free their sessions.
+            store.close_stale_turns()
+        return store
 
     def close(self) -> None:
         """Stop the background indexer and release every pooled connection."""
@@ -270,9 +283,17 @@ class Store:
     # ---- messages ---------------------------------------------------------
 
     def add_message(
-        self, session_id: int, message: Message, *, turn_id: str | None = None
+        self,
+        session_id: int,
+        message: Message,
+        *,
+        turn_id: str | None = None,
+        partial: bool = False,
     ) -> StoredMessage:
-        """Append a message to a session and return it with its id."""
+        """Append a message to a session and return it with its id.
+
+        A message of a running turn refreshes that turn's heartbeat too.
+        """
         if message.role not in ROLES:
             raise InvalidInput(
                 f"Unknown message role {message.role!r}: use one of {', '.join(ROLES)}."
@@ -286,9 +307,14 @@ class Store:
                 raise _not_found(session_id)
             message_id = connection.execute(
                 insert(messages_table)
-                .values(rows.message_values(session_id, count, message, now, turn_id))
+                .values(
+                    **rows.message_values(session_id, count, message, now, turn_id),
+                    partial=partial,
+                )
                 .returning(messages_table.c.id)
             ).scalar_one()
+            if turn_id is not None:
+                turns.heartbeat(connection, turn_id)
             connection.execute(
                 update(sessions_table)
                 .where(sessions_table.c.id == session_id)
@@ -335,42 +361,163 @@ class Store:
                 raise _not_found(session_id)
 
     # ---- turns ------------------------------------------------------------
+    # The registry itself (owners, staleness) lives in hermes.store.turns.
 
     def start_turn(self, session_id: int, turn_id: str) -> None:
-        """Record a running turn; Conflict if the session already has one."""
+        """Record a running turn owned by this process.
+
+        SessionBusy (with the running turn's id) if the session already has a
+        live one; a running turn whose process is gone is closed as
+        ``interrupted`` first, so it never blocks the session.
+        """
         with write_transaction(self.engine) as connection:
             self._require_session(connection, session_id)
+            running = turns.running_row(connection, session_id)
+            if running is not None and turns.is_stale(running):
+                self._interrupt(connection, running.id, session_id)
+                running = None
+            if running is not None:
+                raise SessionBusy(session_id, running.id)
             try:
                 with connection.begin_nested():
+                    now = utcnow()
                     connection.execute(
                         insert(turns_table).values(
-                            id=turn_id, session_id=session_id, status="running", started_at=utcnow()
+                            id=turn_id,
+                            session_id=session_id,
+                            status="running",
+                            started_at=now,
+                            heartbeat_at=now,
+                            **turns.owner_values(),
                         )
                     )
             except IntegrityError:
-                raise Conflict(
-                    f"Session {session_id} already has a running turn; wait for it to finish "
-                    "or cancel it."
-                ) from None
+                # BEGIN IMMEDIATE serialises writers, so this is a reused turn id.
+                raise Conflict(f"Turn {turn_id!r} exists already; use a new turn id.") from None
+        turns.mark_live(turn_id)
 
     def finish_turn(self, turn_id: str, stop_reason: str) -> None:
-        """Mark a turn finished with its stop reason."""
+        """Mark a turn finished with its stop reason (a finished turn stays as it was)."""
+        try:
+            with write_transaction(self.engine) as connection:
+                if turns.session_of(connection, turn_id) is None:
+                    raise NotFound(f"There is no turn {turn_id!r}.")
+                turns.close(connection, turn_id, stop_reason)
+        finally:
+            turns.mark_done(turn_id)
+
+    def heartbeat(self, turn_id: str) -> None:
+        """The owner of a running turn says it is still alive."""
         with write_transaction(self.engine) as connection:
-            result = connection.execute(
-                update(turns_table)
-                .where(turns_table.c.id == turn_id)
-                .values(status="finished", stop_reason=stop_reason, finished_at=utcnow())
-            )
-            if result.rowcount == 0:
-                raise NotFound(f"There is no turn {turn_id!r}.")
+            turns.heartbeat(connection, turn_id)
 
     def running_turn(self, session_id: int) -> str | None:
-        """The id of the session's running turn, if it has one."""
-        t = turns_table.c
+        """The id of the session's running turn, if it has one whose owner is alive."""
         with read_transaction(self.engine) as connection:
-            return connection.execute(
-                select(t.id).where(t.session_id == session_id, t.status == "running")
-            ).scalar()
+            row = turns.running_row(connection, session_id)
+        if row is None:
+            return None
+        if not turns.is_stale(row):
+            return row.id
+        with write_transaction(self.engine) as connection:
+            self._interrupt(connection, row.id, session_id)
+            row = turns.running_row(connection, session_id)
+        return row.id if row is not None else None
+
+    def close_stale_turns(self) -> list[str]:
+        """Close every running turn whose process is gone as ``interrupted`` (start-up)."""
+        with write_transaction(self.engine) as connection:
+            stale = turns.stale_rows(connection)
+            for row in stale:
+                self._interrupt(connection, row.id, row.session_id)
+        return [row.id for row in stale]
+
+    def _interrupt(self, connection, turn_id: str, session_id: int) -> None:
+        turns.close(connection, turn_id, "interrupted")
+        repair.repair_session(connection, session_id, running_turn=None)
+
+    # ---- what the model sees ------------------------------------------------
+
+    def model_history(self, session_id: int, *, turn_id: str | None = None) -> list[Message]:
+        """The history to replay to the model: repaired first, hidden messages left out.
+
+        Call it as the owner of the session's running turn ``turn_id``: the
+        repair writes (once) the results of tool calls that never got one.
+        """
+        with write_transaction(self.engine) as connection:
+            self._require_session(connection, session_id)
+            repair.repair_session(connection, session_id, running_turn=turn_id)
+            m = messages_table.c
+            found = connection.execute(
+                select(messages_table)
+                .where(m.session_id == session_id, m.hidden.is_(False))
+                .order_by(m.position)
+            ).all()
+        return [rows.stored_message(row).message for row in found]
+
+    def checkpoint(self, session_id: int, turn_id: str, message_id: int | None, text: str) -> int:
+        """Save a streaming answer's text so far; returns its message id.
+
+        The first call adds a ``partial`` assistant message, later ones update
+        it in place; :meth:`finish_message` writes the final version.
+        """
+        if message_id is None:
+            stored = self.add_message(
+                session_id, Message(role="assistant", content=text), turn_id=turn_id, partial=True
+            )
+            return stored.id
+        with write_transaction(self.engine) as connection:
+            connection.execute(
+                update(messages_table).where(messages_table.c.id == message_id).values(content=text)
+            )
+            turns.heartbeat(connection, turn_id)
+        return message_id
+
+    def finish_message(self, message_id: int, message: Message) -> None:
+        """Replace a checkpointed message with its final content (one row, never two)."""
+        with write_transaction(self.engine) as connection:
+            result = connection.execute(
+                update(messages_table)
+                .where(messages_table.c.id == message_id)
+                .values(
+                    content=message.content or "",
+                    tool_calls=tool_calls_to_json(message.tool_calls),
+                    partial=False,
+                )
+            )
+            if result.rowcount == 0:
+                raise NotFound(f"There is no message {message_id}.")
+
+    def hide_turn(self, turn_id: str) -> None:
+        """Keep a turn's messages for the user but out of what the model is sent again."""
+        with write_transaction(self.engine) as connection:
+            connection.execute(
+                update(messages_table)
+                .where(messages_table.c.turn_id == turn_id)
+                .values(hidden=True)
+            )
+
+    # ---- skill uses ---------------------------------------------------------
+
+    def count_skill_use(self, name: str) -> None:
+        """One more use of skill ``name`` (counted here so its SKILL.md never changes)."""
+        now = utcnow()
+        table = skill_uses_table
+        with write_transaction(self.engine) as connection:
+            connection.execute(
+                sqlite_insert(table)
+                .values(name=name, uses=1, last_used_at=now)
+                .on_conflict_do_update(
+                    index_elements=[table.c.name],
+                    set_={"uses": table.c.uses + 1, "last_used_at": now},
+                )
+            )
+
+    def skill_use_counts(self) -> dict[str, tuple[int, str | None]]:
+        """Every counted skill: ``name -> (uses, last used, ISO time)``."""
+        with read_transaction(self.engine) as connection:
+            found = connection.execute(select(skill_uses_table)).all()
+        return {row.name: (row.uses, iso(row.last_used_at, "seconds")) for row in found}
 
     # ---- search -----------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 It is a real HTTP server on 127.0.0.1, so the real SDKs talk to it exactly as
 they talk to the real APIs: streaming SSE, JSON bodies, error bodies, headers.
+It validates each request body like the real APIs do (``llm_validate``):
+an invalid history gets the provider's own 400, not a reply.
 A test queues replies; each request takes the next one and the server writes
 it in the format the request's path asks for (``/v1/messages`` is Anthropic,
 ``/v1/chat/completions`` is OpenAI), so one script drives both providers::
@@ -34,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakes import embeddings_wire
+from tests.fakes import embeddings_wire, llm_validate
 from tests.fakes import llm_wire as wf
 
 EXHAUSTED = "fake LLM: script exhausted (no reply queued for this request)"
@@ -140,6 +142,10 @@ class FakeLLM:
         self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        # Like the real APIs, refuse invalid histories with a 400 (see llm_validate);
+        # the messages of the requests refused so far.
+        self.strict = True
+        self.rejected: list[str] = []
         self.stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._port: int | None = None
@@ -229,6 +235,7 @@ class FakeLLM:
     def reset(self) -> None:
         with self._lock:
             self._queue.clear()
+            self.rejected.clear()
             self.requests.clear()
 
     @property
@@ -354,6 +361,14 @@ class _Handler(BaseHTTPRequestHandler):
         if wire is None:
             self._json(404, {"error": {"message": f"fake LLM: no route for POST {self.path}"}})
             return
+        if self.fake.strict:
+            found = llm_validate.problem(wire, body)
+            if found is not None:
+                # Refused like the real API refuses it; the scripted reply stays queued.
+                message, param = found
+                self.fake.rejected.append(message)
+                self._json(400, wf.invalid_request_body(wire, message, param))
+                return
         reply = self.fake.next_reply()
         if reply.delay and self.fake.stopping.wait(reply.delay):
             return

@@ -17,7 +17,13 @@ if TYPE_CHECKING:
     from tests.fakes.llm_server import Reply
 
 # Script stop reasons use Anthropic's words; OpenAI's equivalents.
-OPENAI_FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+# A refusal is "stop" with the text in ``delta.refusal`` (structured refusals).
+OPENAI_FINISH = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "stop",
+}
 
 ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -201,8 +207,9 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> Iterator[byt
         return sse(data)
 
     yield chunk({"role": "assistant", "content": ""})
+    field = "refusal" if stop_reason(reply) == "refusal" else "content"
     for piece in pieces(reply.text, reply.chunk_size):
-        yield chunk({"content": piece})
+        yield chunk({field: piece})
     for index, (call_id, name, arguments) in enumerate(reply.calls):
         head = {"index": index, "id": call_id, "type": "function"}
         if "no_ids" in reply.quirks:
@@ -288,6 +295,19 @@ def error_body(wire: str, reply: Reply) -> dict[str, Any]:
             "param": None,
             "code": reply.code or code,
         }
+    }
+
+
+def invalid_request_body(wire: str, message: str, param: str | None) -> dict[str, Any]:
+    """The 400 body each API sends for a request it refuses."""
+    if wire == "anthropic":
+        return {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+            "request_id": "req_fake",
+        }
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}
     }
 
 
