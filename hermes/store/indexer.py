@@ -87,14 +87,16 @@ def embed_batch(
     embedded = embedder.embed([embedding_text(row.content, row.previous) for row in rows])
     blobs = vectors.quantize(embedded)
     with write_transaction(engine) as connection:
-        for row, blob in zip(rows, blobs, strict=True):
-            connection.execute(
-                text(
-                    "INSERT OR IGNORE INTO message_vectors(space_id, message_id, vector) "
-                    "SELECT :space, id, :vector FROM messages WHERE id = :id AND content = :content"
-                ),
-                {"space": space, "id": row.id, "vector": blob, "content": row.content},
-            )
+        connection.execute(
+            text(
+                "INSERT OR IGNORE INTO message_vectors(space_id, message_id, vector) "
+                "SELECT :space, id, :vector FROM messages WHERE id = :id AND content = :content"
+            ),
+            [
+                {"space": space, "id": row.id, "vector": blob, "content": row.content}
+                for row, blob in zip(rows, blobs, strict=True)
+            ],
+        )
     return len(rows), rows[-1].id
 
 
