@@ -529,3 +529,49 @@ def test_databases_without_the_function_fail_clearly(config):
             )
     finally:
         raw.close()
+
+
+def test_runtime_wires_both_embedders(config):
+    from hermes.runtime import Runtime
+
+    runtime = Runtime(config)
+    try:
+        assert isinstance(runtime.embedder, LocalEmbedder)
+        assert isinstance(runtime.skills._vectors.embedder, MiniLMEmbedder)
+        assert runtime.store.embedder is runtime.embedder
+    finally:
+        runtime.close()
+    off = Runtime(config.with_overrides(embeddings="off"))
+    try:
+        assert off.embedder is None and off.skills._vectors is None
+    finally:
+        off.close()
+
+
+def test_the_embeddings_key_never_reaches_commands():
+    from hermes.config import child_environment
+
+    env = child_environment({"HERMES_EMBEDDINGS_API_KEY": "sk-secret", "PATH": "/bin"})
+    assert "HERMES_EMBEDDINGS_API_KEY" not in env and env["PATH"] == "/bin"
+
+
+def test_the_labelled_sets_are_what_the_generator_makes():
+    """tests/data/recall_eval.json and skill_eval.json come from bench/make_recall_eval.py."""
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "bench"))
+    try:
+        from make_recall_eval import build_memory, build_skills
+    finally:
+        sys.path.remove(str(root / "bench"))
+    data = root / "tests" / "data"
+    memory = json.loads((data / "recall_eval.json").read_text(encoding="utf-8"))
+    assert memory == json.loads(json.dumps(build_memory()))
+    skills = json.loads((data / "skill_eval.json").read_text(encoding="utf-8"))
+    assert skills == json.loads(json.dumps(build_skills()))
+    assert len(skills["skills"]) >= 200 and len(skills["tasks"]) >= 40
+    kinds = {q["type"] for q in memory["questions"]}
+    assert kinds >= {"paraphrase", "multi_hop", "temporal", "context", "single_hop"}
