@@ -94,8 +94,19 @@ class MiniLMEmbedder(Embedder):
     space = "all-minilm-l6-v2"
     dim = 384
 
-    def __init__(self, archive: Path | None = None):
-        archive = archive or model_zip()
+    def __init__(self, archive: Path | None = None, *, lazy: bool = False):
+        self._archive = archive
+        self._lock = threading.Lock()
+        self._loaded = False
+        if not lazy:
+            self._load()
+
+    def _load(self) -> None:
+        """Read the weights (~1 s): at first use when lazy, so a process that never
+        ranks a skill never pays for it."""
+        if self._loaded:
+            return
+        archive = self._archive or model_zip()
         try:
             from safetensors.numpy import load
             from tokenizers import Tokenizer
@@ -145,10 +156,11 @@ class MiniLMEmbedder(Embedder):
                     (get("output.LayerNorm.weight"), get("output.LayerNorm.bias")),
                 )
             )
-        self._lock = threading.Lock()
+        self._loaded = True
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:
+            self._load()
             encodings = self.tokenizer.encode_batch(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Similar lengths together: less padding, less work.
@@ -198,5 +210,5 @@ def shared_minilm() -> MiniLMEmbedder:
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = MiniLMEmbedder()
+            _shared = MiniLMEmbedder(lazy=True)
         return _shared
