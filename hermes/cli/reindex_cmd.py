@@ -46,7 +46,7 @@ def reindex(batch: int) -> None:
         interactive = sys.stderr.isatty()
         for progress in store.reindex(batch=batch):
             now = time.monotonic()
-            if progress.total and (now - last_print > (0.2 if interactive else 5.0)):
+            if progress.done and (now - last_print > (0.2 if interactive else 5.0)):
                 last_print = now
                 line = (
                     f"{progress.done}/{progress.total} embedded, "
