@@ -305,6 +305,17 @@ def main() -> None:
                 "search (plain questions)",
                 timed(lambda: store.search(questions.pop()), args.queries),
             )
+            embedder = store.embedder
+            store.embedder = None
+            plain = [
+                f"when did I {rng.choice(middling)} the {rng.choice(middling)} {rng.choice(rare)}?"
+                for _ in range(args.queries)
+            ]
+            report(
+                "search (plain, words only)",
+                timed(lambda: store.search(plain.pop()), args.queries),
+            )
+            store.embedder = embedder
             heavy = [
                 f"what about {rng.choice(common)} and {rng.choice(common)} with {rng.choice(middling)}"
                 for _ in range(args.queries)
