@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument(
         "--embeddings",
-        choices=["local", "minilm", "off"],
+        choices=["local", "fast", "off"],
         default="local",
         help="the memory embedder (HERMES_EMBEDDINGS); skills always use the local choice",
     )

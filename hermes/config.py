@@ -87,7 +87,7 @@ class Config:
     ratelimit_storage: str = "memory://"
 
     # Recall (memory search and skill selection): the semantic layer's embedder.
-    embeddings: str = "local"  # local | minilm | endpoint | off
+    embeddings: str = "local"  # local | fast | endpoint | off
     embeddings_url: str | None = None
     embeddings_model: str | None = None
     embeddings_api_key: str | None = field(default=None, repr=False)
@@ -204,7 +204,7 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
     return env
 
 
-EMBEDDING_CHOICES = ("local", "minilm", "endpoint", "off")
+EMBEDDING_CHOICES = ("local", "fast", "endpoint", "off")
 
 
 def _recall_settings(env: _Env) -> dict:

@@ -118,9 +118,10 @@ def test_endpoint_embedder_errors_are_clear(fake_llm):
 
 
 def test_make_embedder_follows_the_configuration(make_config, fake_llm):
-    assert isinstance(make_embedder(make_config()), LocalEmbedder)
+    assert isinstance(make_embedder(make_config()), MiniLMEmbedder)
     assert isinstance(make_embedder(make_config(), "skills"), MiniLMEmbedder)
-    assert isinstance(make_embedder(make_config(embeddings="minilm")), MiniLMEmbedder)
+    assert isinstance(make_embedder(make_config(embeddings="fast")), LocalEmbedder)
+    assert isinstance(make_embedder(make_config(embeddings="fast"), "skills"), MiniLMEmbedder)
     assert make_embedder(make_config(embeddings="off")) is None
     separate = make_embedder(
         make_config(
@@ -452,7 +453,7 @@ def test_vectors_leave_with_their_messages(store):
 
 
 class CountingEmbedder(Embedder):
-    """The local skills model, counting how many texts it was asked to embed."""
+    """The local model, counting how many texts it was asked to embed."""
 
     def __init__(self):
         self.inner = shared_minilm()
@@ -536,7 +537,7 @@ def test_runtime_wires_both_embedders(config):
 
     runtime = Runtime(config)
     try:
-        assert isinstance(runtime.embedder, LocalEmbedder)
+        assert isinstance(runtime.embedder, MiniLMEmbedder)
         assert isinstance(runtime.skills._vectors.embedder, MiniLMEmbedder)
         assert runtime.store.embedder is runtime.embedder
     finally:

