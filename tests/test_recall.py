@@ -265,7 +265,7 @@ def test_edited_messages_are_embedded_again(store):
 
 
 def test_background_indexer_embeds_new_messages(store):
-    store.start_indexing()
+    store.start_indexing(delay=0.0)
     session = store.create_session()
     store.add_message(session.id, Message("user", "remember the blue umbrella"))
     assert store.wait_indexed(30)

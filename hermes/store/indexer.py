@@ -124,12 +124,21 @@ def reindex(engine: Engine, embedder: Embedder, *, batch: int = BATCH) -> Iterat
         yield Progress(done, total, time.perf_counter() - started)
 
 
-class BackgroundIndexer:
-    """A daemon thread that embeds pending messages whenever it is poked."""
+START_DELAY = 3.0
 
-    def __init__(self, engine: Engine, embedder: Embedder):
+
+class BackgroundIndexer:
+    """A daemon thread that embeds pending messages whenever it is poked.
+
+    It starts working ``delay`` seconds after the first poke, so a one-shot
+    command (``hermes chat -q``, ``hermes search``) finishes and exits without
+    competing with it; the REPL and the web server, which live on, embed.
+    """
+
+    def __init__(self, engine: Engine, embedder: Embedder, *, delay: float = START_DELAY):
         self.engine = engine
         self.embedder = embedder
+        self.delay = delay
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -152,7 +161,7 @@ class BackgroundIndexer:
         """Block until nothing is pending (tests, benches); False on timeout."""
         return self._idle.wait(timeout)
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()
         self._wake.set()
         thread = self._thread
@@ -161,6 +170,8 @@ class BackgroundIndexer:
 
     def _run(self) -> None:
         try:
+            if self._stop.wait(self.delay):
+                return
             space = ensure_space(self.engine, self.embedder)
             while not self._stop.is_set():
                 self._wake.clear()

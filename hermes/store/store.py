@@ -124,13 +124,15 @@ class Store:
             self._indexer = None
         self._embedder = value
 
-    def start_indexing(self) -> None:
+    def start_indexing(self, *, delay: float | None = None) -> None:
         """Embed new messages in a background thread a moment after they are stored
         (surfaces call this; a bare Store only embeds on :meth:`reindex`)."""
-        from hermes.store.indexer import BackgroundIndexer
+        from hermes.store.indexer import START_DELAY, BackgroundIndexer
 
         if self._indexer is None and self.embedder is not None:
-            self._indexer = BackgroundIndexer(self.engine, self.embedder)
+            self._indexer = BackgroundIndexer(
+                self.engine, self.embedder, delay=START_DELAY if delay is None else delay
+            )
         self._poke()
 
     def wait_indexed(self, timeout: float = 60.0) -> bool:
