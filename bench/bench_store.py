@@ -248,6 +248,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--keep", type=Path, help="build the database here instead of a temp dir")
     parser.add_argument("--no-embed", action="store_true", help="skip the vector backfill")
+    parser.add_argument(
+        "--embeddings", default="local", help="HERMES_EMBEDDINGS for the run (local, fast)"
+    )
     args = parser.parse_args()
     rng = random.Random(42)
     maker = TextMaker(rng)
@@ -276,7 +279,12 @@ def main() -> None:
         )
         assert result.messages == count
 
-        config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
+        config = Config(
+            home=home,
+            workspace=home,
+            database_url=f"sqlite:///{home / 'hermes.db'}",
+            embeddings=args.embeddings,
+        )
         with Store.open(config) as store:
             seconds = build_database(store, args.messages, args.per_session, maker)
             print(
