@@ -38,7 +38,11 @@ def replacing(path: Path, binary: bool = False, *, mode: int | None = None) -> I
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, creating missing folders."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``text`` to ``path`` atomically, creating missing folders.
+
+    Used for files under HERMES_HOME only: the new file is 0600 (``mkstemp``) and
+    a folder made for it 0700, private to the user.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with replacing(path) as handle:
         handle.write(text)

@@ -1,7 +1,10 @@
 """All settings, read from the environment in this one place.
 
-A ``.env`` file in the current directory (or HERMES_HOME) is loaded first;
-variables already set in the real environment win.
+``$HERMES_HOME/.env`` is Hermes' settings file and is loaded whole. A ``.env``
+in the current folder belongs to the user's project (the workspace the agent
+works in), so only Hermes' own variables (``HERMES_*``) and the provider keys
+are taken from it: its ``DATABASE_URL`` or ``SECRET_KEY`` are the project's,
+never ours. Variables already set in the real environment always win.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ class Config:
             )
         if not self.api_key:
             raise ConfigError(
-                f"{KEY_VARIABLES[self.provider]} is not set: set it to use the "
+                f"{key_variable(self.provider)} is not set: set it to use the "
                 f"{self.provider} provider (or point HERMES_BASE_URL at a local server)."
             )
 
@@ -136,18 +139,29 @@ class Config:
 
         home = Path(env.get("HERMES_HOME") or "~/.hermes").expanduser().resolve()
         workspace = Path(env.get("HERMES_WORKSPACE") or os.getcwd()).expanduser().resolve()
-        database_url = env.get("DATABASE_URL") or f"sqlite:///{home / 'hermes.db'}"
+        # Never the generic DATABASE_URL: that one belongs to the user's projects.
+        database_url = env.get("HERMES_DATABASE_URL") or f"sqlite:///{home / 'hermes.db'}"
         if not _URL.match(database_url):
             raise ConfigError(
-                f"DATABASE_URL must be a URL such as sqlite:////path/to/hermes.db, not "
+                f"HERMES_DATABASE_URL must be a URL such as sqlite:////path/to/hermes.db, not "
                 f"{database_url!r} (or unset it to use $HERMES_HOME/hermes.db)."
             )
 
         provider = _choose_provider(env)
-        model = env.get("HERMES_MODEL") or (DEFAULT_MODELS[provider] if provider else "")
+        model = env.get("HERMES_MODEL") or (DEFAULT_MODELS.get(provider, "") if provider else "")
         base_url = None
         api_key = None
-        if provider:
+        if provider and provider not in PROVIDER_NAMES:
+            # A plugin provider (entry point group hermes.providers): its class says
+            # which variable holds its key and which model it defaults to.
+            from hermes.providers.registry import provider_class
+
+            plugin = provider_class(provider)
+            model = env.get("HERMES_MODEL") or getattr(plugin, "default_model", "")
+            base_url = env.get("HERMES_BASE_URL")
+            variable = key_variable(provider)
+            api_key = env.get(variable) if variable else "not-needed"
+        elif provider:
             base_url = env.get("HERMES_BASE_URL") or env.get(
                 SDK_BASE_URL_VARIABLES.get(provider, "")
             )
@@ -186,14 +200,18 @@ class Config:
         )
 
 
-# Never handed to a child process: run_bash's commands see the rest of the environment.
+# Never handed to a child process: run_bash's commands see the rest of the
+# environment, the user's own DATABASE_URL included (the project's tests need it).
 SECRET_VARIABLES = (
     *KEY_VARIABLES.values(),
     "FLASK_SECRET_KEY",
     "HERMES_WEB_PASSWORD",
-    "DATABASE_URL",
     "HERMES_EMBEDDINGS_API_KEY",
 )
+
+# What a project's .env (in the current folder) may set for Hermes: its own
+# variables and the provider settings, nothing else.
+PROJECT_DOTENV_VARIABLES = (*KEY_VARIABLES.values(), *SDK_BASE_URL_VARIABLES.values())
 
 
 def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -202,6 +220,17 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
     env = {k: v for k, v in source.items() if k not in SECRET_VARIABLES}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"})
     return env
+
+
+def key_variable(provider: str | None) -> str | None:
+    """The variable holding ``provider``'s API key (None: a plugin that needs none)."""
+    if provider is None:
+        return None
+    if provider in KEY_VARIABLES:
+        return KEY_VARIABLES[provider]
+    from hermes.providers.registry import provider_class
+
+    return getattr(provider_class(provider), "key_variable", None)
 
 
 EMBEDDING_CHOICES = ("local", "fast", "endpoint", "off")
@@ -232,8 +261,13 @@ def _choose_provider(env: _Env) -> str | None:
     if chosen:
         chosen = chosen.strip().lower()
         if chosen not in PROVIDER_NAMES:
-            valid = ", ".join(PROVIDER_NAMES)
-            raise ConfigError(f"Unknown HERMES_PROVIDER {chosen!r}: use one of {valid}.")
+            # Not built in: a provider plugin may have registered it.
+            from hermes.providers.registry import provider_names
+
+            registered = provider_names()
+            if chosen not in registered:
+                valid = ", ".join(registered)
+                raise ConfigError(f"Unknown HERMES_PROVIDER {chosen!r}: use one of {valid}.")
         return chosen
     # The provider whose key is set; then the one whose SDK base URL is set.
     for name in PROVIDER_NAMES:
@@ -248,11 +282,25 @@ def _choose_provider(env: _Env) -> str | None:
 
 
 def _load_dotenv() -> None:
-    from dotenv import load_dotenv
+    """Fill os.environ from the .env files; a variable already set is never replaced."""
+    from dotenv import dotenv_values
 
-    load_dotenv(Path.cwd() / ".env", override=False)
-    home = os.environ.get("HERMES_HOME") or "~/.hermes"
-    load_dotenv(Path(home).expanduser() / ".env", override=False)
+    project = Path.cwd() / ".env"
+    if project.is_file():
+        for name, value in dotenv_values(project).items():
+            if value is not None and is_hermes_variable(name):
+                os.environ.setdefault(name, value)
+    home = Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
+    settings = home / ".env"
+    if settings.is_file() and settings.resolve() != project.resolve():
+        for name, value in dotenv_values(settings).items():
+            if value is not None:
+                os.environ.setdefault(name, value)
+
+
+def is_hermes_variable(name: str) -> bool:
+    """True for the variables a project's .env may set for Hermes."""
+    return name.startswith("HERMES_") or name in PROJECT_DOTENV_VARIABLES
 
 
 class _Env:

@@ -11,6 +11,8 @@ import logging
 import threading
 from pathlib import Path
 
+from hermes.privacy import create_private_file, private_folder
+
 LOG_FILE = "hermes.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # The handler is process-wide: two threads (two runtimes) must not both add one.
@@ -43,7 +45,8 @@ def _log_to(path: Path) -> Path:
         logger.removeHandler(old)
         old.close()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
+        create_private_file(path)  # the log names sessions and skills: not for other users
         handler: logging.Handler = _FileHandler(path, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()  # an unwritable home is reported elsewhere

@@ -43,8 +43,10 @@ class Runtime:
 
     def __init__(self, config: Config, *, surface: Surface = "cli"):
         from hermes.logs import log_to_file
+        from hermes.privacy import secure_home
 
         log_to_file(config.home)
+        secure_home(config.home)
         self.config = config
         self.surface = surface
         self._lock = threading.RLock()

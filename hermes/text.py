@@ -20,7 +20,33 @@ def printable(text: str) -> str:
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
+def cut_line(line: str, width: int) -> str:
+    """One line made to fit ``width`` terminal cells: whitespace kept (tabs as spaces),
+    cut at a word boundary with "…" when too long (mid-word only for one very long word)."""
+    from rich.cells import cell_len
+
+    line = printable(line).replace("\n", " ").expandtabs(4)
+    width = max(width, 2)
+    if cell_len(line) <= width:
+        return line
+    room = width - 1
+    cut = ""
+    for char in line:  # the longest start that fits, counted in cells (CJK are two)
+        if cell_len(cut) + cell_len(char) > room:
+            break
+        cut += char
+    space = cut.rstrip().rfind(" ")
+    if space >= room // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
 def brief(text: str, limit: int = 100) -> str:
     """``text`` as one printable line of at most ``limit`` characters."""
     line = " ".join(printable(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions``: the count with the word in the right number."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

@@ -2,7 +2,7 @@
 
 Hermes runs migrations itself (``hermes.store.migrate``) and hands this file an
 open connection in ``config.attributes["connection"]``; run by hand (for
-``alembic revision --autogenerate``) it connects to ``DATABASE_URL``.
+``alembic revision --autogenerate``) it connects to ``HERMES_DATABASE_URL``.
 """
 
 from __future__ import annotations

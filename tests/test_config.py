@@ -62,7 +62,10 @@ def test_defaults():
         ({"HERMES_STREAM_TIMEOUT": "nan"}, "HERMES_STREAM_TIMEOUT must be a number of seconds"),
         ({"HERMES_BASH_TIMEOUT": "inf"}, "HERMES_BASH_TIMEOUT must be a number of seconds"),
         ({"HERMES_MAX_RETRIES": "10000"}, "HERMES_MAX_RETRIES must be at most 10"),
-        ({"DATABASE_URL": "hermes.db"}, "DATABASE_URL must be a URL such as sqlite:///"),
+        (
+            {"HERMES_DATABASE_URL": "hermes.db"},
+            "HERMES_DATABASE_URL must be a URL such as sqlite:///",
+        ),
     ],
 )
 def test_bad_values_name_the_variable(values, message):

@@ -6,14 +6,10 @@ import pytest
 
 from hermes.errors import ProviderError
 from hermes.learning.curator import (
-    MIN_TOOL_CALLS_FOR_SKILL,
     Curator,
-    count_tool_calls,
     parse_skill_proposal,
     render_transcript,
-    should_learn,
 )
-from hermes.messages import Message
 from tests.fixtures.skills import ANSWER, ScriptedProvider, three_tool_turn
 
 # -- parsing -------------------------------------------------------------------
@@ -82,13 +78,6 @@ def test_parse_refuses_none_garbage_and_invalid(answer):
 
 
 # -- the curator with a scripted model -------------------------------------------
-
-
-def test_tool_call_counting():
-    assert count_tool_calls(three_tool_turn()) == 3 == MIN_TOOL_CALLS_FOR_SKILL
-    assert should_learn(three_tool_turn())
-    small_talk = [Message(role="user", content="hi"), Message(role="assistant", content="hello")]
-    assert not should_learn(small_talk)
 
 
 def test_transcript_cuts_long_tool_output():

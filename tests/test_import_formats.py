@@ -170,7 +170,8 @@ def test_a_diverged_conversation_is_left_alone(store, tmp_path):
     result = import_file(
         store, "chatgpt", _write(tmp_path, [_chatgpt(edited.items(), "e5")], "e.json")
     )
-    assert (result.extended, result.skipped, result.messages) == (0, 1, 0)
+    assert (result.extended, result.skipped, result.messages) == (0, 0, 0)
+    assert len(result.diverged) == 1 and "diverged" in result.summary()
     assert store.history(session.id) == before
 
 

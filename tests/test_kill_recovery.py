@@ -169,3 +169,21 @@ def test_a_busy_session_says_which_turn_is_running(env, workspace, fake_llm, dat
     assert "Traceback" not in second.stderr
     # Nothing of the refused message was written.
     assert "me too" not in str(query(database, "SELECT content FROM messages"))
+
+
+def test_max_tokens_and_refusal_are_told_to_the_user(env, workspace, fake_llm):
+    fake_llm.reply(text="The first half of a long", stop_reason="max_tokens")
+    cut = hermes(["chat", "-q", "explain everything"], env=env, cwd=workspace)
+    assert cut.returncode == 0, cut.stderr
+    assert cut.stdout.startswith("The first half of a long")
+    assert "cut off" in cut.stderr and "max_tokens" in cut.stderr
+
+    fake_llm.reply(text="I can't help with that.", stop_reason="refusal")
+    refused = hermes(["chat", "-q", "something forbidden"], env=env, cwd=workspace)
+    assert refused.returncode == 0, refused.stderr
+    assert "I can't help with that." in refused.stdout
+    assert "declined" in refused.stderr
+
+    fake_llm.reply(text="{}", stop_reason="refusal")
+    as_json = hermes(["chat", "-q", "again", "--json"], env=env, cwd=workspace)
+    assert '"stop_reason": "refusal"' in as_json.stdout.splitlines()[-1]

@@ -145,3 +145,77 @@ def test_models_match_migrations(config):
             connection, opts={"include_object": namespace["include_object"], "compare_type": False}
         )
         assert compare_metadata(context, Base.metadata) == []
+
+
+def test_upgrade_through_0004_closes_ownerless_turns_and_keeps_messages(config):
+    """A 0003 database with a turn left running (no owner columns yet) and a broken
+    tool exchange: after the upgrade the session is free and its history valid."""
+    config.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(config.database_url)
+    try:
+        migrate.stamp_revision(engine, "0003")
+        with write_transaction(engine) as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO sessions (id, uid, title, source, created_at, updated_at, "
+                    "message_count) VALUES (1, 'u1', 'Old', 'cli', '2025-01-01 10:00:00.000000', "
+                    "'2025-01-01 10:00:00.000000', 2)"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO messages (session_id, position, role, content, tool_calls, "
+                    "turn_id, created_at) VALUES "
+                    "(1, 0, 'user', 'list the files', NULL, 't1', '2025-01-01 10:00:00.000000'), "
+                    "(1, 1, 'assistant', '', "
+                    '\'[{"id":"c1","name":"list_dir","input":{}}]\', '
+                    "'t1', '2025-01-01 10:00:01.000000')"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO turns (id, session_id, status, started_at) "
+                    "VALUES ('t1', 1, 'running', '2025-01-01 10:00:00.000000')"
+                )
+            )
+    finally:
+        engine.dispose()
+
+    with Store.open(config) as store:
+        assert store.running_turn(1) is None
+        with store.engine.connect() as connection:
+            turn = connection.execute(text("SELECT status, stop_reason FROM turns")).one()
+        assert tuple(turn) == ("finished", "interrupted")
+        store.start_turn(1, "t2")
+        history = store.model_history(1, turn_id="t2")
+        assert [m.role for m in history] == ["user", "assistant", "tool"]
+        assert history[2].tool_call_id == "c1"
+        assert store.history(1)[0].content == "list the files"
+        store.count_skill_use("some-skill")
+        assert store.skill_use_counts()["some-skill"][0] == 1
+
+
+def test_upgrade_drops_the_unused_message_token_columns_and_keeps_search(config):
+    """0005: messages.input_tokens / output_tokens were never written; they go, the rows stay."""
+    _database_at_first_revision(config)
+    engine = make_engine(config.database_url)
+    try:
+        migrate.stamp_revision(engine, "0003")
+    finally:
+        engine.dispose()
+    with sqlite3.connect(config.home / "hermes.db") as raw:
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(messages)")}
+        assert {"input_tokens", "output_tokens"} <= columns
+        ids = [row[0] for row in raw.execute("SELECT id FROM messages ORDER BY id")]
+    with Store.open(config) as store:
+        assert [m.id for m in store.messages(1)] + [m.id for m in store.messages(2)] == ids
+        assert store.search("ingress controller")[0].message_id == ids[0]
+        added = store.add_message(2, Message("user", "the upgrade kept search triggers"))
+        assert store.search("search triggers")[0].message_id == added.id
+    with sqlite3.connect(config.home / "hermes.db") as raw:
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(messages)")}
+        triggers = {
+            row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type='trigger'")
+        }
+    assert not {"input_tokens", "output_tokens"} & columns
+    assert {"messages_ai", "messages_ad", "messages_au"} <= triggers

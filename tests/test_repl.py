@@ -111,8 +111,7 @@ def test_streamed_answer_tool_call_skills_memory_and_summary_on_ctrl_d(
     child.expect_exact(PROMPT)
 
     say(child, "/skills")
-    child.expect("deploy-flask-app")
-    child.expect(r"v2, used 3×")
+    child.expect(rf"deploy-flask-app{GAP}2{GAP}3{GAP}user")  # name, version, uses, by
     child.expect("Deploy a Flask app to Railway")
     child.expect_exact(PROMPT)
 
@@ -321,3 +320,33 @@ def test_ctrl_c_while_a_tool_runs_in_a_narrow_terminal(fake_llm, repl_env, herme
     assert roles == ["user", "assistant", "tool", "user", "assistant"]
     second = str(fake_llm.requests[1].json["messages"])
     assert "cancelled" in second  # the model is told what happened to its call
+
+
+def test_the_curators_skill_is_shown_when_it_arrives_even_while_typing(
+    fake_llm, repl_env, hermes_home, workspace
+):
+    fake_llm.reply(tool_calls=[("list_dir", {}), ("list_dir", {}), ("list_dir", {})])
+    fake_llm.reply("Looked three times.")
+    fake_llm.add(
+        {
+            "text": "NAME: look-around\nDESCRIPTION: List the workspace. Use when asked to look."
+            "\nTRIGGERS: look\nBODY:\n1. List the workspace.\n",
+            "delay": 3.0,  # the curator answers while the user is typing
+        }
+    )
+    fake_llm.reply("Hello to you too.")
+
+    child = spawn(repl_env, workspace)
+    say(child, "look around thrice")
+    child.expect("Looked three times.")
+    child.expect_exact(PROMPT)  # done: the prompt is back before the curator is
+    child.send("half")
+    child.expect("learned a new skill: look-around", timeout=30)
+    child.send(" typed")  # the line being typed survived the message drawn above it
+    child.send("\r")
+    child.expect("Hello to you too.")
+    child.expect_exact(PROMPT)
+    say(child, "/exit")
+    assert finish(child) == 0
+    # Requests: the answer's two calls, the curator's, then the typed message.
+    assert fake_llm.requests[3].json["messages"][-1]["content"].endswith("half typed")

@@ -177,7 +177,7 @@ def test_model_switch_needs_no_restart(fake_llm, repl):
     assert repl.runtime.store.get_session(repl.session_id).model == "gpt-4o-mini"
     output(repl)
     repl.handle("/model gpt 4o")  # not silently "gpt"
-    assert "Usage: /model" in output(repl)
+    assert "'gpt 4o' is not a model id" in output(repl)
     assert repl.model == "gpt-4o-mini"
 
 

@@ -75,13 +75,23 @@ def test_import_a_zip_and_export_round_trip(skills, tmp_path):
     assert (again.name, again.body, again.version) == ("zipped", "v2", 2)
 
 
-def test_import_conflict_writes_nothing(skills, tmp_path, config):
+def test_a_name_conflict_skips_that_skill_and_imports_the_rest(skills, tmp_path, config):
     write_skill(tmp_path / "many" / "fresh", "fresh")
     write_skill(tmp_path / "many" / "taken", "taken")
     skills.create("taken", "Already here.", "body")
+    report = skills.import_skills(tmp_path / "many")
+    assert [s.name for s in report.installed] == ["fresh"]
+    assert [what for what, _ in report.skipped] == ["taken"]
+    assert "already exists" in report.skipped[0][1]
+    assert skills.get("taken").description == "Already here."  # untouched
+
+
+def test_a_single_conflicting_skill_is_refused_and_writes_nothing(skills, tmp_path, config):
+    source = write_skill(tmp_path / "src" / "taken", "taken")
+    skills.create("taken", "Already here.", "body")
     before = snapshot(config.skills_dir)
     with pytest.raises(Conflict):
-        skills.import_path(tmp_path / "many")
+        skills.import_path(source)
     assert snapshot(config.skills_dir) == before
 
 

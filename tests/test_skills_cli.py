@@ -41,7 +41,7 @@ def test_list_show_export_import_versions(run, skills, tmp_path):
         assert zf.namelist() == ["make-tea/SKILL.md"]
     skills.delete("make-tea")
     result = run("import", str(tmp_path / "tea.zip"))
-    assert result.exit_code == 0 and "1 skill(s) imported" in result.output
+    assert result.exit_code == 0 and "1 skill imported" in result.output
     # an export leaves the history behind: the re-imported skill starts its history at v3
     assert [v.version for v in skills.versions("make-tea")] == [3]
 

@@ -191,7 +191,7 @@ def test_files_lists_bundled_resources(skills):
     (skill.path / "scripts" / "run.sh").write_text("echo hi\n")
     (skill.path / "references").mkdir()
     (skill.path / "references" / "NOTES.md").write_text("notes\n")
-    assert skills.get(skill.name).files == ["scripts/run.sh", "references/NOTES.md"]
+    assert skills.get(skill.name).files == ["references/NOTES.md", "scripts/run.sh"]
 
 
 def test_concurrent_uses_are_all_counted(skills, config, store):

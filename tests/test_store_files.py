@@ -57,7 +57,7 @@ def test_cli_search_keeps_terminal_escapes_out(config, monkeypatch):
         session = store.create_session(title="\x1b]0;pwned\x07Evil title")
         store.add_message(session.id, Message("user", "nginx \x1b[31mred\x1b[0m config"))
     monkeypatch.setenv("HERMES_HOME", str(config.home))
-    monkeypatch.setenv("DATABASE_URL", config.database_url)
+    monkeypatch.setenv("HERMES_DATABASE_URL", config.database_url)
     result = CliRunner().invoke(search, ["nginx"])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
@@ -75,7 +75,7 @@ def test_backup_into_an_unwritable_place_is_a_store_error(config, monkeypatch):
     with Store.open(config) as store, pytest.raises(StoreError, match="Backup of .* failed"):
         migrate.backup_database(store.engine, config.backups_dir)
     monkeypatch.setenv("HERMES_HOME", str(config.home))
-    monkeypatch.setenv("DATABASE_URL", config.database_url)
+    monkeypatch.setenv("HERMES_DATABASE_URL", config.database_url)
     result = CliRunner().invoke(db, ["backup"])
     assert isinstance(result.exception, StoreError)
 
@@ -94,7 +94,7 @@ def test_cli_export_to_stdout_and_missing_session(config, monkeypatch):
         session = store.create_session(title="out")
         store.add_message(session.id, Message("user", 'a "quoted" </script> line'))
     monkeypatch.setenv("HERMES_HOME", str(config.home))
-    monkeypatch.setenv("DATABASE_URL", config.database_url)
+    monkeypatch.setenv("HERMES_DATABASE_URL", config.database_url)
     result = CliRunner().invoke(export_command, [])
     assert result.exit_code == 0
     [exported] = json.loads(result.output)
@@ -117,5 +117,5 @@ def test_an_unparseable_database_url_is_a_config_error(url):
     from hermes.errors import ConfigError
     from hermes.store.engine import sqlite_path
 
-    with pytest.raises(ConfigError, match="DATABASE_URL"):
+    with pytest.raises(ConfigError, match="HERMES_DATABASE_URL"):
         sqlite_path(url)

@@ -354,3 +354,36 @@ def test_the_curator_is_bounded_in_time(make_config, fake_llm, wire):
         assert time.monotonic() - started < 15.0
     finally:
         runtime.close()
+
+
+def test_a_turn_of_another_host_is_stale_only_once_its_heartbeat_stops(config):
+    with Store.open(config) as store:
+        session_id = store.create_session().id
+
+        def running_elsewhere(turn_id: str, heartbeat: str) -> None:
+            with write_transaction(store.engine) as connection:
+                connection.execute(
+                    text(
+                        "INSERT INTO turns (id, session_id, status, started_at, heartbeat_at, "
+                        "pid, host) VALUES (:id, :session, 'running', :beat, :beat, 1, 'elsewhere')"
+                    ),
+                    {"id": turn_id, "session": session_id, "beat": heartbeat},
+                )
+
+        recent = (turn_registry.utcnow()).strftime("%Y-%m-%d %H:%M:%S.%f")
+        running_elsewhere("beating", recent)
+        with pytest.raises(SessionBusy):
+            store.start_turn(session_id, "mine")
+        with write_transaction(store.engine) as connection:
+            connection.execute(text("UPDATE turns SET heartbeat_at = '2025-01-01 00:00:00'"))
+        store.start_turn(session_id, "mine")  # its heartbeat stopped long ago
+
+
+def test_deleting_a_session_while_its_turn_runs_ends_the_turn_cleanly(runtime, fake_llm):
+    fake_llm.reply(text="Still talking", stall=1.5, stall_after=3)
+    session_id = runtime.store.create_session().id
+    events = runtime.agent().run_turn(session_id, "hello")
+    next(events)  # turn_start
+    runtime.store.delete_session(session_id)  # the web's DELETE, mid-turn
+    rest = list(events)
+    assert rest[-1].type == "done" and rest[-1].stop_reason == "error"

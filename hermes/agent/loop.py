@@ -77,6 +77,7 @@ class _Turn:
     # The answer being streamed: its checkpointed row and the text so far.
     partial_id: int | None = None
     partial_text: str = ""
+    saved_text: str = ""
     saved_at: float = 0.0
     # Tool calls of the last assistant message that have no stored result yet.
     unanswered: list[ToolCall] = field(default_factory=list)
@@ -147,15 +148,21 @@ class Agent:
         )
         self.store.start_turn(session_id, turn_id)  # SessionBusy: nothing written yet
         heartbeat = Heartbeat(lambda: self.store.heartbeat(turn_id)).start()
+        failure = None
         try:
             yield from self._answer(turn, session, text)
+        except HermesError as exc:  # the store failed: a full disk, the session deleted
+            failure, turn.stop_reason = exc, "error"
         finally:
             heartbeat.stop()
             self._settle(turn, sys.exc_info()[1])
+        if failure is not None:
+            yield ErrorEvent(message=failure.message)
         yield total_usage(turn.spent)
         yield Done(stop_reason=turn.stop_reason, assistant_message_id=turn.assistant_id)
         # The session is free and the client knows; learning comes last.
-        if turn.stop_reason == "end_turn" and turn.tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
+        learn = turn.stop_reason == "end_turn" and not turn.cancel.is_set()
+        if learn and turn.tool_call_count >= MIN_TOOL_CALLS_FOR_SKILL:
             event = self._curate(turn)
             if event is not None:
                 yield event
@@ -242,12 +249,12 @@ class Agent:
         steps = [self._keep_partial, self._answer_unanswered]
         if turn.stop_reason == "refusal":
             steps.append(lambda t: self.store.hide_turn(t.turn_id))
+        steps.append(lambda t: self.store.finish_turn(t.turn_id, t.stop_reason))
         for step in steps:
             try:
                 step(turn)
-            except HermesError as exc:  # the turn must still be finished
+            except HermesError as exc:  # e.g. the session was deleted meanwhile
                 log.error("turn %s: could not settle: %s", turn.turn_id, exc)
-        self.store.finish_turn(turn.turn_id, turn.stop_reason)
 
     def _keep_partial(self, turn: _Turn) -> None:
         if turn.partial_text.strip():
@@ -332,7 +339,7 @@ class Agent:
             tools=self.tools.specs(),
             max_tokens=self.config.max_tokens,
         )
-        turn.partial_text, turn.saved_at = "", time.monotonic()
+        turn.partial_text, turn.saved_text, turn.saved_at = "", "", time.monotonic()
         stream = cancellable(
             provider.stream(request), turn.cancel, on_idle=lambda: self._checkpoint(turn)
         )
@@ -363,11 +370,12 @@ class Agent:
         if time.monotonic() - turn.saved_at < CHECKPOINT_SECONDS:
             return
         turn.saved_at = time.monotonic()
-        if not turn.partial_text.strip():
-            return
+        if not turn.partial_text.strip() or turn.partial_text == turn.saved_text:
+            return  # nothing new while the model is silent
         turn.partial_id = self.store.checkpoint(
             turn.session_id, turn.turn_id, turn.partial_id, turn.partial_text
         )
+        turn.saved_text = turn.partial_text
 
     def _finish_answer(self, turn: _Turn, message: Message) -> None:
         """Store a complete (or finally cut) answer: it replaces the checkpoint, one row."""

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import click
 
 from hermes.errors import Cancelled, HermesError
-from hermes.text import brief, printable
+from hermes.text import cut_line, printable
 
 
 class TurnFailed(HermesError):
@@ -26,20 +26,28 @@ class TurnInterrupted(Cancelled):
 
 
 @click.command()
-@click.option("-q", "--query", "text", required=True, help="The message to send.")
+@click.option("-q", "--query", "text", help="The message to send (default: read from stdin).")
 @click.option(
     "--session", "session_id", type=int, help="Continue this session instead of a new one."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the turn's events as NDJSON.")
-def chat(text: str, session_id: int | None, as_json: bool) -> None:
+def chat(text: str | None, session_id: int | None, as_json: bool) -> None:
     """Send one message and stream the answer.
 
-    The answer goes to stdout; tool calls are shown briefly on stderr. With
-    --json every stream event is printed as one JSON line instead. Ctrl-C
-    cancels the turn (exit status 130); the partial answer is kept.
+    The message is -q TEXT, or whatever comes on stdin
+    (`echo "question" | hermes chat`). The answer goes to stdout; tool calls
+    are shown briefly on stderr. With --json every stream event is printed as
+    one JSON line instead. Ctrl-C cancels the turn (exit status 130); the
+    partial answer is kept.
     """
+    if text is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise click.UsageError(
+                'no message: give it with -q TEXT or on stdin (echo "question" | hermes chat)'
+            )
+        text = sys.stdin.read()
     if not text.strip():
-        raise click.BadParameter("the message is empty: give the text to send after -q")
+        raise click.BadParameter("the message is empty: give the text to send after -q or on stdin")
     from hermes.agent.runner import TurnThread
     from hermes.config import Config
     from hermes.runtime import Runtime
@@ -147,7 +155,11 @@ class PlainPrinter:
     """Answer text on stdout as it streams; tools, skills and errors briefly on stderr."""
 
     def __init__(self):
+        import shutil
+
         self.ends_with_newline = True
+        # Tool lines fit the terminal (COLUMNS when stderr is not one).
+        self.width = shutil.get_terminal_size((100, 24)).columns
 
     def show(self, event) -> None:
         kind = event.type
@@ -161,10 +173,13 @@ class PlainPrinter:
             sys.stdout.flush()
             self.ends_with_newline = text.endswith("\n")
         elif kind == "tool_call":
-            self._note(f"→ {event.name}({brief(json.dumps(event.input, ensure_ascii=False))})")
+            arguments = json.dumps(event.input, ensure_ascii=False)
+            self._note(cut_line(f"→ {event.name}({arguments})", self.width))
         elif kind == "tool_result":
             status = "error" if event.is_error else "ok"
-            self._note(f"  {status} in {event.duration_ms} ms: {brief(event.output)}")
+            # One line: the output's lines joined with ⏎, their own spacing kept.
+            joined = " ⏎ ".join(line for line in event.output.splitlines() if line.strip())
+            self._note(cut_line(f"  {status} in {event.duration_ms} ms: {joined}", self.width))
         elif kind == "skill":
             self._note(f"skill {event.action}: {event.name} (v{event.version})")
         elif kind == "error":

@@ -38,10 +38,11 @@ class DoctorFailed(HermesError):
 @click.command()
 def doctor() -> None:
     """Check configuration, data folder, database, search index, skills and the provider."""
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from hermes.cli.console import make_console
+
+    console = make_console()
     failed = 0
     for check in run_checks():
         show(console, check)

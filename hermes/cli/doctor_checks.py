@@ -8,13 +8,14 @@ lives in :mod:`hermes.cli.doctor_provider`.
 
 from __future__ import annotations
 
-import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from hermes.config import KEY_VARIABLES, Config
+from hermes.config import Config, key_variable
 from hermes.errors import HermesError, StoreError
 
 Status = Literal["ok", "warn", "fail"]
@@ -52,7 +53,7 @@ def check_config(config: Config) -> Check:
             "openai with HERMES_BASE_URL for a local server such as Ollama), e.g. in "
             f"{config.home / '.env'}.",
         )
-    variable = KEY_VARIABLES[config.provider]
+    variable = key_variable(config.provider)
     if not config.api_key:
         return Check(
             "configuration",
@@ -100,10 +101,28 @@ def check_home(config: Config) -> Check:
         parent = parent.parent
     if not parent.is_dir():
         return Check("data folder", "fail", f"{home} cannot be created: {parent} is a file", fix)
-    if not os.access(parent, os.W_OK | os.X_OK):
+    # Try it: access() answers yes to root on read-only mounts and in /sys or /proc.
+    try:
+        probe = Path(tempfile.mkdtemp(dir=parent, prefix=".hermes-doctor-"))
+    except OSError as exc:
         return Check(
-            "data folder", "fail", f"{home} cannot be created: {parent} is not writable", fix
+            "data folder",
+            "fail",
+            f"{home} cannot be created: {parent} refuses new folders ({exc.strerror or exc})",
+            fix,
         )
+    try:
+        (probe / "probe").write_bytes(b"ok")
+    except OSError as exc:
+        return Check(
+            "data folder",
+            "fail",
+            f"{home} cannot be created: files cannot be written under {parent} "
+            f"({exc.strerror or exc})",
+            fix,
+        )
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
     return Check("data folder", "ok", f"{home} does not exist yet (created on first use)")
 
 
@@ -117,7 +136,7 @@ def check_database(config: Config) -> Iterator[Check]:
     try:
         path = sqlite_path(config.database_url)
     except HermesError as exc:
-        yield Check("database", "fail", exc.message, "Fix DATABASE_URL.")
+        yield Check("database", "fail", exc.message, "Fix HERMES_DATABASE_URL.")
         return
     if not path.exists():
         yield Check("database", "ok", f"{path} not created yet (it is created on first use)")
@@ -137,7 +156,17 @@ def check_database(config: Config) -> Iterator[Check]:
             }
     except HermesError as exc:
         engine.dispose()
-        yield Check("database", "fail", exc.message, "Point DATABASE_URL at a Hermes database.")
+        if "is damaged" in exc.message:
+            yield Check(
+                "database",
+                "fail",
+                f"{path} is damaged: {first_line(exc.__cause__ or exc)}",
+                restore_fix(config, path),
+            )
+        else:
+            yield Check(
+                "database", "fail", exc.message, "Point HERMES_DATABASE_URL at a Hermes database."
+            )
         return
     except SQLAlchemyError as exc:
         engine.dispose()
@@ -145,7 +174,7 @@ def check_database(config: Config) -> Iterator[Check]:
             "database",
             "fail",
             f"{path} cannot be read: {first_line(exc)}",
-            f"Restore a copy from {config.backups_dir} or move the file away to start afresh.",
+            restore_fix(config, path),
         )
         return
     try:
@@ -154,7 +183,7 @@ def check_database(config: Config) -> Iterator[Check]:
                 "database",
                 "fail",
                 f"{path} is damaged: {'; '.join(integrity[:3])}",
-                f"Restore the newest copy from {config.backups_dir} (`hermes db backup` makes one).",
+                restore_fix(config, path),
             )
         elif current != head:
             yield Check(
@@ -177,6 +206,22 @@ def check_database(config: Config) -> Iterator[Check]:
         yield _check_fts(engine, tables, write_transaction, text)
     finally:
         engine.dispose()
+
+
+def restore_fix(config: Config, path) -> str:
+    """What to do about a damaged database: the restore command, with what it will use."""
+    from hermes.store.restore import newest_backup
+
+    newest = newest_backup(config.backups_dir)
+    if newest is None:
+        return (
+            f"There is no backup in {config.backups_dir}: move the file aside "
+            f"(mv {path} {path}.broken) and Hermes starts a new one."
+        )
+    return (
+        f"Run `hermes db restore`: it moves {path.name} aside and restores the newest copy "
+        f"({newest.name}) from {config.backups_dir}."
+    )
 
 
 def _check_fts(engine, tables: set[str], write_transaction, text) -> Check:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hermes.cli.doctor_checks import Check, first_line, mask
-from hermes.config import KEY_VARIABLES, Config
+from hermes.config import Config, key_variable
 from hermes.errors import HermesError
 
 PROBE_TIMEOUT = 5.0
@@ -18,6 +18,9 @@ def check_provider(config: Config) -> Check:
 
     if config.provider is None or not config.api_key:
         return Check("provider", "warn", "skipped: no provider configured", "See configuration.")
+    if config.provider not in ("anthropic", "openai", "openrouter"):
+        # A plugin provider: only it knows how to reach its server.
+        return _probe_completion(config, f"provider plugin {config.provider!r}")
     if config.provider == "anthropic":
         from hermes.providers.anthropic import sdk_base_url
 
@@ -29,7 +32,7 @@ def check_provider(config: Config) -> Check:
         base = (config.base_url or OPENAI_DEFAULT_BASE).rstrip("/")
         url = f"{base}/models"
         headers = {"Authorization": f"Bearer {config.api_key}"}
-    variable = KEY_VARIABLES[config.provider]
+    variable = key_variable(config.provider)
     base_hint = (
         "the base URL (HERMES_BASE_URL, or the SDK's own *_BASE_URL)"
         if config.base_url
@@ -96,7 +99,7 @@ def _probe_completion(config: Config, base: str) -> Check:
     except HermesError as exc:
         status = getattr(exc, "status", None)
         if status in (401, 403):
-            fix = f"Set {KEY_VARIABLES[config.provider]} to a valid key."
+            fix = f"Set {key_variable(config.provider)} to a valid key."
         else:
             fix = "Check HERMES_BASE_URL and HERMES_MODEL, and that the server is running."
         return Check("provider", "fail", f"{base}: {exc.message}", fix)

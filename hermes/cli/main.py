@@ -20,6 +20,7 @@ COMMANDS = {
     "db": "hermes.cli.memory_cmds:db",
     "skills": "hermes.cli.skills_cmds:skills",
     "doctor": "hermes.cli.doctor:doctor",
+    "sessions": "hermes.cli.sessions_cmds:sessions",
 }
 
 

@@ -20,14 +20,58 @@ ROLES = ("user", "assistant", "tool", "summary")
 # stored or imported text must not reach the terminal.
 
 
-def _open_store():
+def open_store(*, reading: bool = False):
+    """The store; for a command that only reads, a home we cannot write is opened read-only."""
+    import os
+
     from hermes.config import Config
     from hermes.store import Store
+    from hermes.store.engine import sqlite_path
 
-    return Store.open(Config.from_env())
+    config = Config.from_env()
+    if reading:
+        path = sqlite_path(config.database_url)
+        if path.is_file() and not (
+            os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+        ):
+            return Store.open_read_only(config)
+    return Store.open(config)
 
 
-@click.command()
+class QueryCommand(click.Command):
+    """A command whose last argument is free text: the usage line says that ``--`` ends
+    the options, and a usage error repeats it (``hermes search -nginx`` reads -n as --limit)."""
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        pieces = super().collect_usage_pieces(ctx)
+        return [*pieces[:-1], "[--]", pieces[-1]] if pieces else pieces
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["hermes.raw_args"] = list(args)
+        with self._dash_hint(ctx):
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        # Click converts option values (`-nginx` as --limit "ginx") here, not in parse_args.
+        with self._dash_hint(ctx):
+            return super().invoke(ctx)
+
+    @staticmethod
+    @contextmanager
+    def _dash_hint(ctx: click.Context):
+        try:
+            yield
+        except click.UsageError as exc:
+            args = ctx.meta.get("hermes.raw_args", [])
+            if any(arg.startswith("-") for arg in args) and "--" not in args:
+                exc.message += (
+                    f" To search for text that starts with '-', end the options with --, "
+                    f"e.g. `{ctx.command_path} -- -nginx`."
+                )
+            raise
+
+
+@click.command(cls=QueryCommand)
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 100))
 @click.option("--session", "session_id", type=int, help="Only this session.")
@@ -35,17 +79,19 @@ def _open_store():
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of hits.")
 def search(query: str, limit: int, session_id: int | None, role: str | None, as_json: bool) -> None:
     """Search every past conversation for QUERY (plain words, questions, "phrases")."""
-    with _open_store() as store:
+    with open_store(reading=True) as store:
         hits = store.search(query, limit=limit, session_id=session_id, role=role)
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
+    from rich.text import Text
 
-    console = Console(highlight=False)
+    from hermes.cli.console import make_console
+
+    console = make_console()
     if not hits:
         shown = query if len(query) <= 80 else query[:79] + "…"
-        console.print(f"No results for {printable(shown)!r}.")
+        console.print(Text(f"No results for {printable(shown)!r}."))
         return
     for hit in hits:
         console.print(_hit_header(hit))
@@ -90,7 +136,7 @@ def import_(kind: str, file: Path) -> None:
     """
     from hermes.store.importers import import_file
 
-    with _open_store() as store, _ProgressBar() as progress:
+    with open_store() as store, _ProgressBar() as progress:
         result = import_file(store, kind, file, progress=progress)
     click.echo(result.summary())
 
@@ -102,14 +148,15 @@ class _ProgressBar:
         self.bar = None
         if not sys.stderr.isatty():
             return None
-        from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+        from hermes.cli.console import make_console
 
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             DownloadColumn(),
-            console=Console(stderr=True),
+            console=make_console(stderr=True),
             transient=True,
         )
         self.bar.start()
@@ -138,18 +185,23 @@ def export(session_id: int | None, fmt: str, output: Path | None) -> None:
     """Export sessions as JSON (re-importable with `hermes import hermes`) or Markdown."""
     from hermes.store.exports import iter_export, write_export
 
-    with _open_store() as store:
+    with open_store(reading=True) as store:
         if output is None:
             for chunk in iter_export(store, fmt, session_id):
                 click.echo(chunk, nl=False)
             return
         result = write_export(store, output, fmt, session_id)
-    click.echo(f"wrote {result.sessions} sessions, {result.messages} messages to {result.path}")
+    from hermes.text import plural
+
+    click.echo(
+        f"wrote {plural(result.sessions, 'session')}, {plural(result.messages, 'message')} "
+        f"to {result.path}"
+    )
 
 
 @click.group()
 def db() -> None:
-    """Database maintenance: schema upgrades and backups."""
+    """Database maintenance: schema upgrades, backups and restoring one."""
 
 
 @db.command()
@@ -181,6 +233,25 @@ def backup() -> None:
     with _engine(config) as engine:
         path = migrate.backup_database(engine, config.backups_dir)
     click.echo(str(path))
+
+
+@db.command()
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+def restore(file: Path | None) -> None:
+    """Put a backup back as the database (default: the newest file in HERMES_HOME/backups/).
+
+    The backup is checked with PRAGMA integrity_check first; the current
+    database (damaged or not) is moved aside as hermes.db.broken-<time>, never
+    deleted. Stop other Hermes processes (the web server) before restoring.
+    """
+    from hermes.config import Config
+    from hermes.store.restore import restore_database
+
+    config = Config.from_env()
+    result = restore_database(config.database_url, config.backups_dir, file)
+    click.echo(f"restored {result.database} from {result.source}")
+    if result.moved_aside:
+        click.echo(f"the previous database was moved to {result.moved_aside}")
 
 
 def _register_recall_commands() -> None:

@@ -26,7 +26,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from hermes.events import Event
-from hermes.text import brief, printable
+from hermes.text import cut_line, printable
 
 # C0 controls except tab and newline, DEL, and C1 controls: an ESC in a tool's
 # output must not be able to move the cursor or retitle the terminal.
@@ -40,7 +40,8 @@ clean = printable
 
 
 def format_call(name: str, arguments: dict[str, Any], limit: int = CALL_WIDTH) -> str:
-    """A tool call as a compact Python-like call: ``read_file(path='a.txt')``."""
+    """A tool call as a compact Python-like call: ``read_file(path='a.txt')``, cut to
+    ``limit`` cells at a word boundary (spaces inside the arguments are kept)."""
     parts = []
     for key, value in (arguments or {}).items():
         shown = (
@@ -49,13 +50,14 @@ def format_call(name: str, arguments: dict[str, Any], limit: int = CALL_WIDTH) -
         if shown is None:
             shown = json.dumps(value, ensure_ascii=False, default=str)
         parts.append(f"{key}={shown}")
-    return brief(f"{name}({', '.join(parts)})", limit)
+    return cut_line(f"{name}({', '.join(parts)})", limit)
 
 
 def fold(text: str, lines: int = RESULT_LINES, width: int = 110) -> str:
-    """The first ``lines`` lines of ``text`` (each cut to ``width``), noting how many were left out."""
+    """The first ``lines`` lines of ``text`` (each cut to ``width`` cells, indentation
+    kept), noting how many were left out."""
     all_lines = clean(text).rstrip("\n").split("\n") if text.strip() else ["(no output)"]
-    shown = [line if len(line) <= width else line[: width - 1] + "…" for line in all_lines[:lines]]
+    shown = [cut_line(line, width) for line in all_lines[:lines]]
     hidden = len(all_lines) - len(shown)
     if hidden > 0:
         shown.append(f"… {hidden} more line{'s' if hidden != 1 else ''}")
@@ -170,26 +172,33 @@ class TurnView:
         self.text_seen = False
         self.stop_reason: str | None = None
         self.error: str | None = None
+        self.waiting = None  # a rich Status: "thinking…" or "running TOOL…"
 
     def show(self, event: Event) -> None:
         """Draw one event."""
         kind = event.type
+        if kind == "ping":
+            return
+        self._stop_waiting()
         if kind == "text":
             self._text(clean(event.delta))
             return
         if kind == "turn_start":
+            self._wait("thinking…")
             return
         self._end_text()
         # Tool lines are cut to the terminal's width: a wrapped line would
         # lose its indent and read as part of the answer.
         width = max(20, self.console.width)
         if kind == "tool_call":
-            call = format_call(event.name, event.input, min(CALL_WIDTH, width - 2))
-            self.console.print(Text(f"→ {call}", style="dim"))
+            call = format_call(event.name, event.input, width - 2)
+            self.console.print(Text(f"→ {call}", style="dim"), no_wrap=True, overflow="crop")
+            self._wait(f"running {event.name}…")
         elif kind == "tool_result":
             style = "red" if event.is_error else "dim"
-            body = Text(_indent(fold(event.output, width=min(110, width - 2)), "  "), style=style)
-            self.console.print(body)
+            body = Text(_indent(fold(event.output, width=width - 2), "  "), style=style)
+            self.console.print(body, no_wrap=True, overflow="crop")
+            self._wait("thinking…")
         elif kind == "skill":
             line = skill_line(event.action, event.name, event.version)
             self.console.print(Text(f"✦ {line}", style="bold magenta"))
@@ -230,7 +239,20 @@ class TurnView:
 
     def close(self) -> None:
         """Finish whatever is still being drawn (safe to call twice)."""
+        self._stop_waiting()
         self._end_text()
+
+    def _wait(self, label: str) -> None:
+        """A spinner with ``label`` until the next event; terminals only, never in scripts."""
+        if not self.markdown:
+            return
+        self.waiting = self.console.status(Text(label, style="dim"), spinner="dots")
+        self.waiting.start()
+
+    def _stop_waiting(self) -> None:
+        if self.waiting is not None:
+            waiting, self.waiting = self.waiting, None
+            waiting.stop()
 
     def _text(self, delta: str) -> None:
         if not delta:

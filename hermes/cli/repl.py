@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hermes.cli import slash
+from hermes.cli.console import make_console
 from hermes.cli.render import TurnView, clean
 from hermes.errors import HermesError
 from hermes.text import brief
@@ -39,7 +40,7 @@ class Repl:
 
     def __init__(self, runtime, console: Console | None = None):
         self.runtime = runtime
-        self.console = console or Console(highlight=False)
+        self.console = console or make_console()
         self.session_id: int | None = None
         # The model of this REPL's sessions (/model changes it, here and on the session).
         self.model: str = runtime.model
@@ -301,17 +302,20 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.patch_stdout import patch_stdout
 
+    from hermes.privacy import create_private_file, private_folder
+
     history_file = repl.runtime.config.history_file
     try:
-        history_file.parent.mkdir(parents=True, exist_ok=True)
-        history_file.touch(exist_ok=True)
+        private_folder(history_file.parent)
+        create_private_file(history_file)  # what the user typed: private
         history = FileHistory(str(history_file))
     except OSError:
         history = InMemoryHistory()
+    line_was_empty = [True]
     session = PromptSession(
         history=history,
         multiline=True,
-        key_bindings=_key_bindings(),
+        key_bindings=_key_bindings(line_was_empty),
         completer=slash.SlashCompleter(lambda: _skill_names(repl)),
         complete_while_typing=True,
         prompt_continuation=lambda width, line_number, wrap_count: "." * (width - 1) + " ",
@@ -328,7 +332,11 @@ def prompt_lines(repl: Repl) -> Iterator[str]:
                 finally:
                     repl.set_prompting(False)
         except KeyboardInterrupt:
-            continue  # Ctrl-C at the prompt clears the line (the generator must live on)
+            # Ctrl-C at the prompt clears the line (the generator must live on); on an
+            # empty line the user may be trying to leave, so say how.
+            if line_was_empty[0]:
+                repl.note("Ctrl-D or /exit quits (Ctrl-C cancels a running answer).")
+            continue
         except EOFError:
             return
         yield text
@@ -366,10 +374,16 @@ def plain_lines(stream=None) -> Iterator[str]:
         yield line.rstrip("\n")
 
 
-def _key_bindings():
+def _key_bindings(line_was_empty: list[bool]):
     from prompt_toolkit.key_binding import KeyBindings
 
     bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _interrupt(event) -> None:
+        # prompt_toolkit's own Ctrl-C, noting first whether there was text to clear.
+        line_was_empty[0] = not event.current_buffer.text
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
     @bindings.add("enter")
     def _send(event) -> None:
@@ -433,6 +447,9 @@ def run_repl(input_lines: Callable[[Repl], Iterator[str]] | None = None) -> None
     config = Config.from_env()
     runtime = Runtime(config)
     try:
+        # Open (and if needed upgrade) the database now: a damaged or unwritable one
+        # is reported before the user types, not after their first message.
+        runtime.store  # noqa: B018
         repl = Repl(runtime)
         if input_lines is not None:
             lines = input_lines(repl)

@@ -15,40 +15,45 @@ def _manager():
 
 
 def _console():
-    from rich.console import Console
+    from hermes.cli.console import make_console
 
-    return Console()
+    return make_console()
+
+
+def skills_table(width: int, found):
+    """Skills as a table at most ``width`` wide: name, version, uses in full, description cut."""
+    from hermes.cli.console import Column, fitted_table
+
+    columns = (
+        Column("name", style="bold cyan"),
+        Column("v", justify="right"),
+        Column("uses", justify="right"),
+        Column("by", style="dim"),
+        Column("description", share=1),
+    )
+    rows = [
+        (skill.name, str(skill.version), str(skill.uses), skill.created_by, skill.description)
+        for skill in found
+    ]
+    return fitted_table(width, columns, rows)
 
 
 @click.group()
 def skills() -> None:
-    """Browse, import and export skills (HERMES_HOME/skills)."""
+    """Browse, import, export and delete skills (HERMES_HOME/skills)."""
 
 
 @skills.command("list")
 @click.argument("query", required=False)
 def list_(query: str | None) -> None:
     """List the installed skills, or those matching QUERY."""
-    from rich.table import Table
-
     manager = _manager()
     found = manager.search(query, limit=10_000) if query else manager.list()
     console = _console()
     if not found:
         console.print("No skills match." if query else "No skills yet.")
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("name", "v", "uses", "by", "description"):
-        table.add_column(column, no_wrap=column != "description")
-    for skill in found:
-        table.add_row(
-            f"[bold]{skill.name}[/bold]",
-            str(skill.version),
-            str(skill.uses),
-            skill.created_by,
-            skill.description,
-        )
-    console.print(table)
+    console.print(skills_table(console.width, found))
 
 
 @skills.command()
@@ -56,35 +61,79 @@ def list_(query: str | None) -> None:
 def show(name: str) -> None:
     """Show one skill: its fields, files and instructions."""
     from rich.markdown import Markdown
-    from rich.markup import escape
+    from rich.text import Text
+
+    from hermes.text import printable
 
     skill = _manager().get(name)
     console = _console()
-    console.print(f"[bold]{skill.name}[/bold]  version {skill.version} · used {skill.uses}x")
-    console.print(escape(skill.description))
+    console.print(
+        Text.assemble((skill.name, "bold"), f"  version {skill.version} · used {skill.uses}×")
+    )
+    console.print(Text(printable(skill.description)))
     if skill.triggers:
-        console.print(f"[dim]triggers:[/dim] {escape(', '.join(skill.triggers))}")
+        console.print(Text.assemble(("triggers: ", "dim"), printable(", ".join(skill.triggers))))
     details = [f"created by {skill.created_by}"]
     if skill.source_session is not None:
-        details.append(f"from session {skill.source_session}")
+        details.append(f"from session {printable(str(skill.source_session))}")
     if skill.updated_at:
-        details.append(f"updated {skill.updated_at}")
-    console.print(f"[dim]{' · '.join(details)} · {skill.path}[/dim]")
+        details.append(f"updated {printable(skill.updated_at)}")
+    console.print(Text(f"{' · '.join(details)} · {skill.path}", style="dim"))
     for path in skill.files:
-        console.print(f"[dim]file:[/dim] {escape(path)}")
+        console.print(Text.assemble(("file: ", "dim"), printable(path)))
     console.rule()
-    console.print(Markdown(skill.body or "_(no instructions)_"))
+    console.print(Markdown(printable(skill.body) or "_(no instructions)_"))
 
 
 @skills.command("import")
 @click.argument("path", type=click.Path(path_type=Path))
-def import_(path: Path) -> None:
-    """Import a skill folder, a SKILL.md, a .zip, or a folder of skills."""
-    installed = _manager().import_path(path)
+@click.option(
+    "--replace", is_flag=True, help="Overwrite skills that exist (their old text stays in history)."
+)
+def import_(path: Path, replace: bool) -> None:
+    """Import a skill folder, a SKILL.md, a .zip, or a folder of skills.
+
+    A folder of skills imports every skill it can and lists each one it
+    skipped with the reason; the exit status is 1 when any was skipped.
+    """
+    from rich.text import Text
+
+    from hermes.errors import HermesError
+    from hermes.text import brief, plural
+
+    report = _manager().import_skills(path, replace=replace)
+    if not report.installed and len(report.skipped) == 1:
+        what, reason = report.skipped[0]
+        raise HermesError(f"{what} was not imported: {reason}")
     console = _console()
-    for skill in installed:
-        console.print(f"imported [bold]{skill.name}[/bold]: {skill.description}")
-    console.print(f"{len(installed)} skill(s) imported.")
+    # One line per skill, cut to the terminal (the description is on `skills show`).
+    width = console.width if console.is_terminal else 10_000
+    for skill in report.installed:
+        verb = "replaced" if skill.name in report.replaced else "imported"
+        line = brief(f"{verb} {skill.name}: {skill.description}", width)
+        console.print(Text(line), no_wrap=True, overflow="crop")
+    for what, reason in report.skipped:
+        line = brief(f"skipped {what}: {reason}", width)
+        console.print(Text(line, style="yellow"), no_wrap=True, overflow="crop")
+    summary = f"{plural(len(report.installed), 'skill')} imported"
+    if report.skipped:
+        raise HermesError(f"{summary}, {len(report.skipped)} skipped (see above).")
+    console.print(summary + ".")
+
+
+@skills.command()
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def delete(name: str, yes: bool) -> None:
+    """Delete a skill with all its files and its version history."""
+    manager = _manager()
+    skill = manager.get(name)
+    if not yes and not click.confirm(
+        f"Delete skill {skill.name} (v{skill.version}) and its history?", default=False
+    ):
+        raise click.exceptions.Exit(1)
+    manager.delete(name)
+    click.echo(f"deleted skill {skill.name}")
 
 
 @skills.command()

@@ -8,6 +8,7 @@ input line; an unknown name gets a suggestion.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hermes.cli.render import clean, skill_line
+from hermes.cli.skills_cmds import skills_table
 from hermes.errors import HermesError
 from hermes.text import brief
 
@@ -31,9 +33,14 @@ KEYS_HELP = (
     ("Up / Down", "previous / next input (history is kept in $HERMES_HOME/repl_history)"),
     ("Tab", "complete a slash command or, after /skill, a skill name"),
     ("Ctrl-C", "cancel the running turn (its partial answer is kept), or clear the line"),
-    ("Ctrl-D", "on an empty line: close the session (saves its summary) and quit"),
+    ("Ctrl-D, /exit", "close the session (saving its summary) and quit"),
     ("//text", "send a message that starts with a slash"),
 )
+
+
+# What model ids look like across providers: gpt-4.1, claude-sonnet-4-6,
+# anthropic/claude-sonnet-4.6, llama3.2:latest, models/gemini-2.5@001.
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -118,12 +125,7 @@ def skills(repl: Repl, argument: str) -> None:
             f"multi-step task (or run /learn); you can also add {where}/<name>/SKILL.md."
         )
         return
-    for skill in found:
-        line = Text()
-        line.append(skill.name, style="bold cyan")
-        line.append(f"  v{skill.version}, used {skill.uses}×", style="dim")
-        line.append(f"  {brief(skill.description, 90)}")
-        repl.console.print(line)
+    repl.console.print(skills_table(repl.console.width, found))
 
 
 @command("skill", "/skill NAME", "show a skill's SKILL.md")
@@ -195,8 +197,11 @@ def model(repl: Repl, argument: str) -> None:
     if not config.provider:
         repl.warn("No provider is configured, so there is no model to switch (see hermes doctor).")
         return
-    if len(argument.split()) != 1:
-        repl.warn("Usage: /model [ID] (a model id has no spaces, e.g. /model gpt-4.1).")
+    if not MODEL_ID.fullmatch(argument):
+        repl.warn(
+            f"{brief(argument, 60)!r} is not a model id: ids are letters, digits and . _ - : / @ + "
+            "without spaces, e.g. /model gpt-4.1 or /model anthropic/claude-sonnet-4.6."
+        )
         return
     new_model = argument
     # Stored with the session, not switched for the whole process: the web's
@@ -209,26 +214,13 @@ def model(repl: Repl, argument: str) -> None:
 
 @command("sessions", "/sessions", "list recent sessions")
 def sessions(repl: Repl, argument: str) -> None:
+    from hermes.cli.sessions_cmds import sessions_table
+
     found, _ = repl.runtime.store.list_sessions(limit=15)
     if not found:
         repl.note("No sessions yet.")
         return
-    table = Table(box=None, padding=(0, 2, 0, 0), header_style="dim")
-    table.add_column("id", justify="right", style="bold cyan")
-    table.add_column("title", max_width=40, no_wrap=True, overflow="ellipsis")
-    table.add_column("msgs", justify="right")
-    table.add_column("updated", style="dim")
-    table.add_column("summary", style="dim", no_wrap=True, overflow="ellipsis")
-    for info in found:
-        marker = "*" if info.id == repl.session_id else ""
-        table.add_row(
-            f"{marker}{info.id}",
-            Text(brief(info.title or "untitled", 60)),
-            str(info.message_count),
-            _date(info.updated_at),
-            Text(brief(info.summary or "", 80)),
-        )
-    repl.console.print(table)
+    repl.console.print(sessions_table(repl.console.width, found, current=repl.session_id))
 
 
 @command("resume", "/resume ID", "continue a past session")

@@ -59,16 +59,6 @@ class SkillProposal:
     body: str
 
 
-def count_tool_calls(transcript: Sequence[Message]) -> int:
-    """How many tool calls the assistant made in ``transcript``."""
-    return sum(len(m.tool_calls) for m in transcript if m.role == "assistant")
-
-
-def should_learn(transcript: Sequence[Message]) -> bool:
-    """True when a turn did enough work to be offered to the curator."""
-    return count_tool_calls(transcript) >= MIN_TOOL_CALLS_FOR_SKILL
-
-
 class Curator:
     """Distils transcripts into skills and session notes with the session's model."""
 
@@ -293,8 +283,6 @@ __all__ = [
     "MIN_TOOL_CALLS_FOR_SKILL",
     "Curator",
     "SkillProposal",
-    "count_tool_calls",
     "parse_skill_proposal",
     "render_transcript",
-    "should_learn",
 ]

@@ -1,13 +1,13 @@
 """Model providers, looked up by name in a registry."""
 
 from hermes.providers.base import Chunk, Provider, ProviderSettings
-from hermes.providers.registry import PROVIDERS, create_provider, provider_class
+from hermes.providers.registry import create_provider, provider_class, provider_names
 
 __all__ = [
-    "PROVIDERS",
     "Chunk",
     "Provider",
     "ProviderSettings",
     "create_provider",
     "provider_class",
+    "provider_names",
 ]

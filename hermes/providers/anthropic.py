@@ -44,6 +44,7 @@ class AnthropicProvider(Provider):
 
     name = "anthropic"
     default_model = DEFAULT_MODELS["anthropic"]
+    key_variable = KEY_VARIABLES["anthropic"]
 
     def __init__(self, settings: ProviderSettings):
         super().__init__(settings)

@@ -37,10 +37,13 @@ class ProviderSettings:
 
 
 class Provider(ABC):
-    """A model API. Subclasses set ``name`` and ``default_model`` and implement ``stream``."""
+    """A model API. Subclasses set ``name``, ``default_model`` (and ``key_variable``) and
+    implement ``stream``; a plugin registers one under the ``hermes.providers`` entry points."""
 
     name: ClassVar[str]
     default_model: ClassVar[str]
+    # The environment variable holding the API key; None for one that needs none.
+    key_variable: ClassVar[str | None] = None
 
     def __init__(self, settings: ProviderSettings):
         self.settings = settings

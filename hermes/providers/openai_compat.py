@@ -51,6 +51,7 @@ class OpenAIProvider(Provider):
 
     name = "openai"
     default_model = DEFAULT_MODELS["openai"]
+    key_variable = KEY_VARIABLES["openai"]
     label: ClassVar[str] = "the OpenAI API"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     headers: ClassVar[dict[str, str]] = {}
@@ -178,6 +179,7 @@ class OpenRouterProvider(OpenAIProvider):
 
     name = "openrouter"
     default_model = DEFAULT_MODELS["openrouter"]
+    key_variable = KEY_VARIABLES["openrouter"]
     label = "OpenRouter"
     default_base_url = OPENROUTER_BASE_URL
     headers = {"X-Title": "Hermes"}

@@ -17,10 +17,12 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from hermes.atomic import replacing
 from hermes.errors import SkillError
+from hermes.privacy import private_folder
 from hermes.skills.history import VERSIONS_DIR
 from hermes.skills.schema import MAX_FILE_BYTES, SKILL_FILE, parse_skill_md, validate_name
 
@@ -30,31 +32,54 @@ MAX_MEMBER_BYTES = 10_000_000
 SKILL_FILE_NAMES = (SKILL_FILE, "skill.md")
 
 
-@contextlib.contextmanager
-def collect(path: Path, *, staging_root: Path) -> Iterator[list[tuple[str, Path]]]:
-    """Stage the skills found at ``path``; yield ``[(name, staged folder)]``.
+@dataclass
+class Collected:
+    """What an import found: staged skills ``[(name, folder)]`` and ``[(what, why)]`` skipped."""
 
+    found: list[tuple[str, Path]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def collect(path: Path, *, staging_root: Path) -> Iterator[Collected]:
+    """Stage the skills found at ``path``.
+
+    A single skill (a SKILL.md, a skill folder, a zip of one) that cannot be
+    used raises SkillError. In a folder of skills, each unusable skill is
+    skipped with its reason and the rest still import. A zip with a hostile
+    entry (a path out of the archive, a link, a bomb) is always refused whole.
     The staging area is removed on exit; the caller moves the folders it wants
     out of it first.
     """
     if not path.exists():
         raise SkillError(f"Nothing to import at {path}: no such file or folder.")
-    staging_root.mkdir(parents=True, exist_ok=True)
+    private_folder(staging_root)
     staging = Path(tempfile.mkdtemp(dir=staging_root, prefix=".import-"))
     try:
         source = path
         if path.is_file() and (path.suffix.lower() == ".zip" or zipfile.is_zipfile(path)):
             source = staging / "unzipped"
             _extract_zip(path, source)
+        result = Collected()
         if source.is_file():
-            found = [_stage_file(source, staging / "skills")]
+            result.found.append(_stage_file(source, staging / "skills"))
+        elif _skill_file(source) is not None:
+            result.found.append(_stage_folder(source, staging / "skills"))
         else:
-            found = [_stage_folder(folder, staging / "skills") for folder in _skill_folders(source)]
-        names = [name for name, _ in found]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise SkillError(f"The import holds more than one skill named {duplicates[0]!r}.")
-        yield found
+            for folder in _skill_folders(source):
+                try:
+                    name, staged = _stage_folder(folder, staging / "skills" / folder.name)
+                except (SkillError, OSError) as exc:
+                    reason = exc.message if isinstance(exc, SkillError) else str(exc)
+                    result.skipped.append((folder.name, reason))
+                    continue
+                if any(name == taken for taken, _ in result.found):
+                    result.skipped.append(
+                        (folder.name, f"another folder of this import already holds {name!r}")
+                    )
+                    continue
+                result.found.append((name, staged))
+        yield result
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -79,13 +104,18 @@ def _skill_folders(source: Path) -> list[Path]:
     if _skill_file(source) is not None:
         return [source]
     children = sorted(p for p in source.iterdir() if not p.name.startswith("."))
-    folders = [p for p in children if p.is_dir() and not p.is_symlink() and _skill_file(p)]
+    folders = [p for p in children if p.is_dir() and not p.is_symlink() and _has_skill_file(p)]
     if not folders:
         raise SkillError(
             f"No skills found in {source.name or source}: expected a SKILL.md, or folders that "
             "each hold one."
         )
     return folders
+
+
+def _has_skill_file(folder: Path) -> bool:
+    """A SKILL.md is there (a symlinked one too: staging refuses it with a reason)."""
+    return any((folder / name).is_file() for name in SKILL_FILE_NAMES)
 
 
 def _skill_file(folder: Path) -> Path | None:
@@ -123,7 +153,8 @@ def _stage_file(path: Path, into: Path) -> tuple[str, Path]:
 
 def _stage_folder(folder: Path, into: Path) -> tuple[str, Path]:
     skill_file = _skill_file(folder)
-    assert skill_file is not None
+    if skill_file is None:
+        raise SkillError(f"{folder.name}: SKILL.md is a symlink; refusing to follow it.")
     name = _read_skill(skill_file, folder.name)
     files = _files(folder, strict=True)
     if len(files) > MAX_FILES:
@@ -137,6 +168,8 @@ def _stage_folder(folder: Path, into: Path) -> tuple[str, Path]:
             relative = Path(SKILL_FILE)
         (target / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(file, target / relative)
+        if file.stat().st_mode & stat.S_IXUSR:  # a script stays runnable (by its owner only)
+            (target / relative).chmod(0o700)
     return name, target
 
 

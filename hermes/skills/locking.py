@@ -75,7 +75,7 @@ class FolderLock:
         try:
             self.root.parent.mkdir(parents=True, exist_ok=True)
             lock_path = self.root.parent / f".{self.root.name}.lock"
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise _disk_error(self.root, exc) from None
         try:

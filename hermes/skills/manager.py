@@ -12,13 +12,14 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from hermes.atomic import write_text
-from hermes.errors import Conflict, NotFound, SkillError
+from hermes.errors import Conflict, HermesError, NotFound, SkillError
+from hermes.privacy import private_folder, secure_tree
 from hermes.skills import history
 from hermes.skills.history import SkillVersion
 from hermes.skills.index import Terms, rank
@@ -35,6 +36,16 @@ from hermes.skills.schema import (
 )
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class ImportReport:
+    """What an import did: the skills installed (``replaced`` names those that overwrote
+    an existing one) and ``[(what, why)]`` for each skill it skipped."""
+
+    installed: list[Skill] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _now() -> str:
@@ -275,27 +286,49 @@ class SkillManager:
 
     # -- import / export -------------------------------------------------------
 
-    def import_path(self, path: Path) -> list[Skill]:
-        """Install skills from a folder, a SKILL.md, a .zip, or a folder of skills."""
+    def import_skills(self, path: Path, *, replace: bool = False) -> ImportReport:
+        """Install what can be installed from a folder, a SKILL.md, a .zip or a folder of skills.
+
+        Each skill that cannot be (unreadable, or its name taken and ``replace``
+        off) is reported in ``skipped`` with its reason; the others still land.
+        With ``replace`` an existing skill is overwritten as a new version, its
+        previous text kept in its history.
+        """
         from hermes.skills.archive import collect
 
-        with self._lock, collect(Path(path), staging_root=self.root) as found:
-            for name, _ in found:
-                if (self.root / name).exists():
-                    raise Conflict(
-                        f"A skill named {name!r} already exists; delete it first or rename "
-                        "the one you are importing."
+        report = ImportReport()
+        with self._lock, collect(Path(path), staging_root=self.root) as collected:
+            report.skipped.extend(collected.skipped)
+            for name, folder in collected.found:
+                exists = (self.root / name).exists() or (self.root / name).is_symlink()
+                if exists and not replace:
+                    report.skipped.append(
+                        (name, f"a skill named {name!r} already exists (--replace overwrites it)")
                     )
-            installed: list[str] = []
-            try:
-                for name, folder in found:
-                    os.replace(folder, self.root / name)
-                    installed.append(name)
-            except OSError as exc:
-                for name in installed:
-                    shutil.rmtree(self.root / name, ignore_errors=True)
-                raise SkillError(f"Could not install the skills: {exc.strerror}.") from None
-        return [self.get(name) for name in installed]
+                    continue
+                try:
+                    secure_tree(folder)  # imported files may be world-readable
+                    if exists:
+                        self._replace_with(name, folder)
+                        report.replaced.append(name)
+                    else:
+                        os.replace(folder, self.root / name)
+                except (OSError, HermesError) as exc:
+                    reason = exc.message if isinstance(exc, HermesError) else exc.strerror
+                    report.skipped.append((name, f"could not install it: {reason}"))
+                    continue
+                self._cache.pop(name, None)
+                report.installed.append(self.get(name))
+        return report
+
+    def import_path(self, path: Path, *, replace: bool = False) -> list[Skill]:
+        """Like :meth:`import_skills`, but an import that installs nothing raises its reason."""
+        report = self.import_skills(path, replace=replace)
+        if not report.installed and report.skipped:
+            what, reason = report.skipped[0]
+            error = Conflict if "already exists" in reason else SkillError
+            raise error(reason if reason.startswith(what) else f"{what}: {reason}")
+        return report.installed
 
     def export_zip(self, name: str, dest: Path) -> Path:
         """Write the skill as ``<name>/...`` into a zip (without its version history)."""
@@ -314,10 +347,35 @@ class SkillManager:
         validate_skill(replace(new, extra=fresh_extra), folder_name=current.name)
         history.archive(folder, current.version, (folder / SKILL_FILE).read_text(encoding="utf-8"))
         write_text(folder / SKILL_FILE, render_skill_md(new))
+        secure_tree(folder / history.VERSIONS_DIR)
         return self.get(current.name)
 
+    def _replace_with(self, name: str, staged: Path) -> None:
+        """Swap in a staged folder for skill ``name`` as its next version, history kept."""
+        folder = self.root / name
+        if folder.is_symlink() or not folder.is_dir():
+            raise SkillError(f"{folder} is not a skill folder; remove it by hand first")
+        current = self.get(name)
+        old_text = (folder / SKILL_FILE).read_text(encoding="utf-8")
+        kept = folder / history.VERSIONS_DIR
+        if kept.is_dir() and not kept.is_symlink():
+            shutil.copytree(kept, staged / history.VERSIONS_DIR, dirs_exist_ok=True)
+        history.archive(staged, current.version, old_text)
+        incoming = parse_skill_md((staged / SKILL_FILE).read_text(encoding="utf-8"))
+        newer = incoming.with_metadata(version=str(current.version + 1), updated_at=_now())
+        write_text(staged / SKILL_FILE, render_skill_md(newer))
+        trash = Path(tempfile.mkdtemp(dir=self.root, prefix=".trash-"))
+        os.replace(folder, trash / name)
+        try:
+            os.replace(staged, folder)
+        except OSError:
+            os.replace(trash / name, folder)  # put the old one back
+            raise
+        finally:
+            shutil.rmtree(trash, ignore_errors=True)
+
     def _install(self, name: str, files: dict[str, str]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_folder(self.root)
         if (self.root / name).exists():
             raise Conflict(
                 f"A skill named {name!r} already exists; refine it or choose another name."
@@ -327,6 +385,7 @@ class SkillManager:
             for relative, text in files.items():
                 (staging / relative).write_text(text, encoding="utf-8")
             try:
+                secure_tree(staging)
                 os.rename(staging, self.root / name)
             except OSError:
                 raise Conflict(f"A skill named {name!r} already exists.") from None

@@ -16,8 +16,10 @@ Two levels of checking:
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -38,6 +40,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_BODY = 100_000
 MAX_FILE_BYTES = 1_000_000
+MAX_LISTED_FILES = 500
 MAX_TRIGGERS = 20
 MAX_TRIGGER_CHARS = 64
 
@@ -111,16 +114,27 @@ class Skill:
 
     @property
     def files(self) -> list[str]:
-        """Relative paths of the files under scripts/, references/ and assets/."""
+        """Relative paths of every file bundled with the skill (SKILL.md and hidden ones aside).
+
+        Skills from the wild keep documents beside SKILL.md (``FORMS.md``,
+        ``reference/*.md``), not only under scripts/, references/ and assets/.
+        Links are never followed.
+        """
         if self.path is None:
             return []
         found = []
-        for folder in RESOURCE_DIRS:
-            base = self.path / folder
-            if base.is_dir() and not base.is_symlink():
-                for item in sorted(base.rglob("*")):
-                    if item.is_file() and not item.is_symlink():
-                        found.append(item.relative_to(self.path).as_posix())
+        for current, dirs, names in os.walk(self.path, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            base = Path(current)
+            for name in sorted(names):
+                item = base / name
+                if name.startswith(".") or item.is_symlink() or not item.is_file():
+                    continue
+                relative = item.relative_to(self.path).as_posix()
+                if relative != SKILL_FILE:
+                    found.append(relative)
+                if len(found) >= MAX_LISTED_FILES:
+                    return found
         return found
 
     def with_metadata(self, **fields: str | None) -> Skill:
@@ -213,16 +227,23 @@ def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
 
 
 def _load_frontmatter(text: str) -> dict:
+    """Strict YAML first; for hand-written files that are not quite YAML, the usual repairs.
+
+    Other agents load these files anyway, so we must too: a tab as indentation
+    is read as two spaces, and a plain value holding ``: `` (``description:
+    Use when: the user tags a release``) is read as the text it obviously is.
+    Our own files never need this: :func:`render_skill_md` writes strict YAML.
+    """
     try:
         data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:
-        # YAML forbids tabs as indentation, but hand-written files use them:
-        # read each leading tab as two spaces before giving up.
-        lenient = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "  "), text)
-        try:
-            data = yaml.load(lenient, Loader=_LOADER) if lenient != text else None
-        except yaml.YAMLError:
-            data = None
+        data = None
+        for repaired in _repairs(text):
+            try:
+                data = yaml.load(repaired, Loader=_LOADER)
+            except yaml.YAMLError:
+                continue
+            break
         if data is None:
             raise SkillError(
                 f"SKILL.md frontmatter is not valid YAML: {_first_line(exc)}"
@@ -230,6 +251,26 @@ def _load_frontmatter(text: str) -> dict:
     if not isinstance(data, dict):
         raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
     return data
+
+
+# ``key: value`` where the value is a plain scalar (not quoted, not a list,
+# mapping, block or anchor) and holds ``: `` that YAML would read as a mapping.
+_COLON_VALUE = re.compile(
+    r"^(?P<key>[ ]*[A-Za-z0-9_.-]+:)[ \t]+(?P<value>[^'\"\[{|>&*!#\s][^\n]*?:[ \t][^\n]*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _repairs(text: str) -> Iterator[str]:
+    """Leniently repaired versions of frontmatter that failed to parse, mildest first."""
+    untabbed = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "  "), text)
+    if untabbed != text:
+        yield untabbed
+    quoted = _COLON_VALUE.sub(
+        lambda m: f"{m.group('key')} {json.dumps(m.group('value'), ensure_ascii=False)}", untabbed
+    )
+    if quoted != untabbed:
+        yield quoted
 
 
 def _scalar_text(value: Any) -> Any:

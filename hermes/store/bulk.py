@@ -3,9 +3,10 @@
 A conversation already stored (same uid or external id) is never duplicated.
 When a newer export of it holds more messages and what is stored is exactly
 the start of it, only the new messages are appended ("extended"); a stored
-conversation that has diverged (edited in the other tool, continued here) is
-left as it is ("skipped"), because nothing in an import ever deletes or
-rewrites what Hermes already has.
+conversation that has diverged (an earlier message edited in the other tool,
+or the conversation continued here) is left as it is and reported as
+"diverged", because nothing in an import ever deletes or rewrites what Hermes
+already has.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hermes.store.values import aware_utc, db_time, tool_calls_from_json, tool_c
 ADDED = "added"
 EXTENDED = "extended"
 SKIPPED = "skipped"
+DIVERGED = "diverged"
 
 _INSERT_SESSIONS = insert(sessions_table).returning(
     sessions_table.c.id, sort_by_parameter_order=True
@@ -111,24 +113,29 @@ def _stored_matches(connection: Connection, records: list[SessionRecord]) -> dic
 
 def _extend(connection: Connection, stored: _Stored, record: SessionRecord) -> RecordOutcome:
     """Append the record's extra messages when what is stored is exactly its beginning."""
-    if len(record.messages) <= stored.message_count:
-        return RecordOutcome(SKIPPED, stored.session_id)
     m = messages_table.c
+    if len(record.messages) <= stored.message_count:
+        # Nothing new, unless the export branched off earlier (an edited message):
+        # then its last message differs from the stored one at the same place.
+        if not record.messages:
+            return RecordOutcome(SKIPPED, stored.session_id)
+        position = len(record.messages) - 1
+        row = connection.execute(
+            select(m.role, m.content, m.tool_calls, m.tool_call_id).where(
+                m.session_id == stored.session_id, m.position == position
+            )
+        ).first()
+        same = row is not None and _key(row) == _incoming_key(record.messages[position][0])
+        return RecordOutcome(SKIPPED if same else DIVERGED, stored.session_id)
     rows = connection.execute(
         select(m.role, m.content, m.tool_calls, m.tool_call_id)
         .where(m.session_id == stored.session_id)
         .order_by(m.position)
     ).all()
-    have = [
-        (row.role, row.content, tool_calls_from_json(row.tool_calls), row.tool_call_id)
-        for row in rows
-    ]
-    incoming = [
-        (message.role, message.content or "", message.tool_calls, message.tool_call_id)
-        for message, _ in record.messages[: len(have)]
-    ]
+    have = [_key(row) for row in rows]
+    incoming = [_incoming_key(message) for message, _ in record.messages[: len(have)]]
     if len(have) != stored.message_count or have != incoming:
-        return RecordOutcome(SKIPPED, stored.session_id)
+        return RecordOutcome(DIVERGED, stored.session_id)
     extra = record.messages[len(have) :]
     connection.exec_driver_sql(
         _INSERT_MESSAGE_ROWS,
@@ -146,6 +153,14 @@ def _extend(connection: Connection, stored: _Stored, record: SessionRecord) -> R
         )
     )
     return RecordOutcome(EXTENDED, stored.session_id, len(extra))
+
+
+def _key(row) -> tuple:
+    return (row.role, row.content, tool_calls_from_json(row.tool_calls), row.tool_call_id)
+
+
+def _incoming_key(message: Message) -> tuple:
+    return (message.role, message.content or "", message.tool_calls, message.tool_call_id)
 
 
 def _insert(connection: Connection, records: list[SessionRecord]) -> list[int]:

@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -35,41 +36,71 @@ def sqlite_path(database_url: str) -> Path:
         url = make_url(database_url)
     except (ArgumentError, ValueError):
         raise ConfigError(
-            "DATABASE_URL is not a valid SQLAlchemy URL; use sqlite:///path/to/hermes.db."
+            "HERMES_DATABASE_URL is not a valid SQLAlchemy URL; use sqlite:///path/to/hermes.db."
         ) from None
     if url.get_backend_name() != "sqlite":
         raise ConfigError(
-            f"DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
+            f"HERMES_DATABASE_URL must be a SQLite URL (sqlite:///path/to/hermes.db): the memory "
             f"store needs SQLite's FTS5 search, and {url.get_backend_name()!r} has none."
         )
     if not url.database or url.database == ":memory:":
         raise ConfigError(
-            "DATABASE_URL points at an in-memory SQLite database; use a file, "
+            "HERMES_DATABASE_URL points at an in-memory SQLite database; use a file, "
             "e.g. sqlite:///$HERMES_HOME/hermes.db, so memory survives a restart."
         )
     return Path(url.database).expanduser()
 
 
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection that writes nothing. In a folder we cannot write, SQLite cannot
+    create the WAL index (-shm) a reader needs; the file is then read as immutable,
+    which is right for a home nobody can write to."""
+    uri = f"file:{quote(str(path))}"
+    try:
+        connection = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return connection
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+
+
 def make_folders(config) -> None:
-    """Create HERMES_HOME and the database's folder; StoreError when that is impossible."""
-    for folder in (config.home, sqlite_path(config.database_url).parent):
-        try:
+    """Create HERMES_HOME and the database's folder (private to the user) and the
+    database file itself as 0600 before SQLite does; StoreError when impossible."""
+    from hermes.privacy import create_private_file, private_folder, secure_home
+
+    database = sqlite_path(config.database_url)
+    folder = config.home
+    try:
+        private_folder(config.home)
+        folder = database.parent
+        if config.home in database.parents:
+            private_folder(folder)
+        else:  # someone else's folder (HERMES_DATABASE_URL): only the file is ours
             folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"Cannot create the folder {folder}: {exc.strerror or exc}. Point HERMES_HOME "
-                "(or DATABASE_URL) at a writable place."
-            ) from None
+        create_private_file(database)
+    except OSError as exc:
+        raise StoreError(
+            f"Cannot create the folder {folder}: {exc.strerror or exc}. Point HERMES_HOME "
+            "(or HERMES_DATABASE_URL) at a writable place."
+        ) from None
+    secure_home(config.home)
 
 
-def make_engine(database_url: str) -> Engine:
-    """An engine whose every connection runs the pragmas Hermes relies on."""
-    sqlite_path(database_url)  # validate early with a readable message
+def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
+    """An engine whose every connection runs the pragmas Hermes relies on.
+
+    ``read_only`` opens the file without ever writing to it or beside it, for
+    reading a database in a home the user cannot write (``hermes search``).
+    """
+    path = sqlite_path(database_url)  # validate early with a readable message
+    extra = {"creator": lambda: _read_only_connection(path)} if read_only else {}
     engine = create_engine(
         database_url,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
         pool_size=8,
         max_overflow=16,
+        **extra,
     )
 
     @event.listens_for(engine, "connect")
@@ -78,7 +109,8 @@ def make_engine(database_url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        if not read_only:
+            cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         # A bigger page cache (default 2 MB) roughly halves FTS5 index writes on
@@ -112,6 +144,14 @@ def read_transaction(engine: Engine) -> Iterator[Connection]:
         yield connection
 
 
+# What SQLite says when a file is not (or no longer) a sound database.
+CORRUPTION_MESSAGES = ("file is not a database", "database disk image is malformed")
+
+
+def is_corruption(reason: str) -> bool:
+    return any(message in reason for message in CORRUPTION_MESSAGES)
+
+
 @contextmanager
 def explained(engine: Engine) -> Iterator[None]:
     """Turn SQLite's operational failures (disk full, read-only file, a lock
@@ -120,6 +160,12 @@ def explained(engine: Engine) -> Iterator[None]:
         yield
     except DatabaseError as exc:
         reason = str(exc.orig) if exc.orig is not None else str(exc)
+        if is_corruption(reason):
+            raise StoreError(
+                f"The database at {engine.url.database} is damaged ({reason}). Run "
+                "`hermes db restore` to move it aside and put the newest copy from "
+                "$HERMES_HOME/backups/ in its place (or `hermes db restore FILE` for another)."
+            ) from exc
         raise StoreError(
             f"The database at {engine.url.database} failed: {reason}. Check that the disk "
             "has space and that the file and its folder are writable (SQLite keeps -wal and "

@@ -26,11 +26,13 @@ from pathlib import Path
 
 from hermes.errors import ImportFileError
 from hermes.store import bulk
-from hermes.store.formats import EXPORT_VERSION, PARSERS, BadConversation
-from hermes.store.jsonstream import iter_json_array
+from hermes.store.formats import EXPORT_VERSION, PARSERS, BadConversation, detect_format
+from hermes.store.jsonstream import export_size, iter_json_array
 from hermes.store.store import SessionRecord, Store
+from hermes.text import plural
 
 FORMATS = ("chatgpt", "claude", "hermes")
+FORMAT_NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "hermes": "Hermes"}
 # Conversations are committed in groups of about this many messages (each one
 # still all-or-nothing in its own savepoint): short enough that the web server
 # waits only a moment for the write lock, long enough to keep imports fast.
@@ -43,42 +45,57 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True)
 class ImportResult:
     """Counts of an import. ``messages`` includes those appended to ``extended``
-    conversations (stored ones that a newer export continued)."""
+    conversations (stored ones that a newer export continued); ``diverged`` holds
+    the titles of stored conversations the export changed before their end."""
 
     conversations: int
     messages: int
     skipped: int
     empty: int
     extended: int = 0
+    diverged: tuple[str, ...] = ()
 
     def summary(self) -> str:
-        text = f"imported {self.conversations} conversations, {self.messages} messages; "
+        text = (
+            f"imported {plural(self.conversations, 'conversation')}, "
+            f"{plural(self.messages, 'message')}; "
+        )
         if self.extended:
             text += f"added new messages to {self.extended} already present; "
         text += f"skipped {self.skipped} already present"
         if self.empty:
             text += f", {self.empty} with no messages"
+        for title in self.diverged:
+            text += (
+                f"\ndiverged: {title!r} was edited in the other tool before its end, so it no "
+                "longer continues the copy stored here; the stored copy was kept as it is"
+            )
         return text
 
 
 def import_file(
     store: Store, kind: str, path: Path, *, progress: Progress | None = None
 ) -> ImportResult:
-    """Import an export file of ``kind`` (chatgpt, claude or hermes) into ``store``."""
+    """Import an export file of ``kind`` (chatgpt, claude or hermes) into ``store``.
+
+    ``path`` is the ``conversations.json`` or the zip the service offers for
+    download (its ``conversations.json`` is read from inside).
+    """
     if kind not in FORMATS:
         raise ImportFileError(f"Unknown import format {kind!r}: use one of {', '.join(FORMATS)}.")
     path = Path(path)
     if not path.is_file():
         raise ImportFileError(f"{path} is not a file; give the path of the conversations.json.")
-    total = path.stat().st_size
+    total = export_size(path)
 
     def reporter(phase: str):
         return (lambda done: progress(phase, done, total)) if progress else None
 
     for _ in read_records(kind, path, on_progress=reporter("checking")):
         pass
-    counts = dict.fromkeys((bulk.ADDED, bulk.EXTENDED, bulk.SKIPPED), 0)
+    counts = dict.fromkeys((bulk.ADDED, bulk.EXTENDED, bulk.SKIPPED, bulk.DIVERGED), 0)
     messages = empty = 0
+    diverged: list[str] = []
     for batch in _batches_in_background(
         read_records(kind, path, on_progress=reporter("importing"))
     ):
@@ -86,11 +103,18 @@ def import_file(
         # empty session of our own export is restored like any other.
         worth = [record for record in batch if record.messages or kind == "hermes"]
         empty += len(batch) - len(worth)
-        for outcome in store.merge_session_records(worth):
+        for record, outcome in zip(worth, store.merge_session_records(worth), strict=True):
             counts[outcome.action] += 1
             messages += outcome.messages
+            if outcome.action == bulk.DIVERGED:
+                diverged.append(record.title or f"session {outcome.session_id}")
     return ImportResult(
-        counts[bulk.ADDED], messages, counts[bulk.SKIPPED], empty, counts[bulk.EXTENDED]
+        counts[bulk.ADDED],
+        messages,
+        counts[bulk.SKIPPED],
+        empty,
+        counts[bulk.EXTENDED],
+        tuple(diverged),
     )
 
 
@@ -146,6 +170,13 @@ def read_records(
     """Parse and check each conversation of the file, as a SessionRecord."""
     parse = PARSERS[kind]
     for index, item in iter_json_array(path, on_progress=on_progress):
+        looks_like = detect_format(item)
+        if looks_like is not None and looks_like != kind:
+            raise ImportFileError(
+                f"{path.name}: this looks like a {FORMAT_NAMES[looks_like]} export, not a "
+                f"{FORMAT_NAMES[kind]} one; use `hermes import {looks_like} {path}`. "
+                "Nothing was imported."
+            )
         try:
             yield parse(item)
         except BadConversation as exc:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import codecs
 import json
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from hermes.errors import ImportFileError
 
@@ -63,6 +64,72 @@ def iter_json_array(
             index += 1
 
 
+EXPORT_MEMBER = "conversations.json"
+
+
+def open_export(path: Path) -> BinaryIO:
+    """The export's bytes: the file itself, or ``conversations.json`` inside a zip
+    (ChatGPT and Claude offer their data as a zip download)."""
+    try:
+        if not zipfile.is_zipfile(path):
+            return open(path, "rb")
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ImportFileError(f"Cannot read {path}: {reason}.") from None
+    member = _export_member(archive, path)
+    try:
+        return _Member(archive, archive.open(member))
+    except (RuntimeError, NotImplementedError, zipfile.BadZipFile) as exc:
+        archive.close()
+        raise ImportFileError(f"Cannot read {member.filename} in {path.name}: {exc}.") from None
+
+
+class _Member:
+    """A file inside a zip that closes the zip with it."""
+
+    def __init__(self, archive: zipfile.ZipFile, handle: BinaryIO):
+        self.archive = archive
+        self.handle = handle
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            return self.handle.read(size)
+        except (zipfile.BadZipFile, EOFError, OSError) as exc:
+            raise ImportFileError(f"The zip is damaged: {exc}.") from None
+
+    def close(self) -> None:
+        self.handle.close()
+        self.archive.close()
+
+
+def export_size(path: Path) -> int:
+    """How many bytes :func:`open_export` will give (for progress bars)."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return _export_member(archive, path).file_size
+        return path.stat().st_size
+    except (OSError, zipfile.BadZipFile):
+        return 0
+
+
+def _export_member(archive: zipfile.ZipFile, path: Path) -> zipfile.ZipInfo:
+    found = [
+        info
+        for info in archive.infolist()
+        if not info.is_dir() and info.filename.replace("\\", "/").split("/")[-1] == EXPORT_MEMBER
+    ]
+    if not found:
+        archive.close()
+        raise ImportFileError(
+            f"{path.name} is a zip without a {EXPORT_MEMBER}; give the data export zip as "
+            f"downloaded, or the {EXPORT_MEMBER} from it."
+        )
+    # The top-level one if there are several (a zip of zips' folders, say).
+    return min(found, key=lambda info: (info.filename.count("/"), info.filename))
+
+
 class _Reader:
     def __init__(self, path: Path, chunk_size: int, on_progress):
         self.path = path
@@ -77,10 +144,7 @@ class _Reader:
         self.eof = False
 
     def __enter__(self):
-        try:
-            self.file = open(self.path, "rb")  # closed in __exit__
-        except OSError as exc:
-            raise ImportFileError(f"Cannot read {self.path}: {exc.strerror}.") from None
+        self.file = open_export(self.path)  # closed in __exit__
         return self
 
     def __exit__(self, *exc):

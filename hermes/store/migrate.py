@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 
 from hermes.errors import StoreError
+from hermes.privacy import create_private_file, private_folder
 from hermes.store.engine import sqlite_path, write_transaction
 
 PRE_UPGRADE_PREFIX = "pre-upgrade-"
@@ -81,7 +82,7 @@ def current_revision(connection: Connection) -> str | None:
         if tables:
             raise StoreError(
                 "The database has tables but no schema revision, so it was not created by "
-                "Hermes; point DATABASE_URL at a new file."
+                "Hermes; point HERMES_DATABASE_URL at a new file."
             )
     return revision
 
@@ -168,7 +169,8 @@ def backup_database(engine: Engine, backups_dir: Path, *, prefix: str = "hermes-
     target = backups_dir / f"{prefix}{stamp}.db"
     partial = target.with_suffix(".db.partial")
     try:
-        backups_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(backups_dir)
+        create_private_file(partial)  # SQLite keeps the mode of a file that exists
         source = sqlite3.connect(str(source_path), timeout=30)
         try:
             destination = sqlite3.connect(str(partial))

@@ -98,8 +98,6 @@ class MessageRow(Base):
     context: Mapped[str | None] = mapped_column(Text)
     turn_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    input_tokens: Mapped[int | None] = mapped_column(Integer)
-    output_tokens: Mapped[int | None] = mapped_column(Integer)
     # An assistant answer checkpointed while it streamed; cleared by the final write.
     partial: Mapped[bool] = mapped_column(Boolean, server_default="0")
     # Kept for the user, never replayed to the model (a refused exchange).

@@ -96,6 +96,25 @@ class Store:
             store.close_stale_turns()
         return store
 
+    @classmethod
+    def open_read_only(cls, config: Config) -> Store:
+        """Open the database for reading only (a home the user cannot write): no folder,
+        no upgrade, nothing written. StoreError when it is not at this Hermes' schema."""
+        engine = make_engine(config.database_url, read_only=True)
+        try:
+            with explained(engine), read_transaction(engine) as connection:
+                current = migrate.current_revision(connection)
+            if current != migrate.head_revision():
+                raise StoreError(
+                    f"The database is at schema revision {current or 'none'} and its folder "
+                    "is read-only, so it cannot be upgraded: run `hermes db upgrade` as a user "
+                    "who can write it."
+                )
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, config)
+
     def close(self) -> None:
         """Stop the background indexer and release every pooled connection."""
         if self._indexer is not None:
@@ -372,31 +391,37 @@ class Store:
         live one; a running turn whose process is gone is closed as
         ``interrupted`` first, so it never blocks the session.
         """
-        with write_transaction(self.engine) as connection:
-            self._require_session(connection, session_id)
-            running = turns.running_row(connection, session_id)
-            if running is not None and turns.is_stale(running):
-                self._interrupt(connection, running.id, session_id)
-                running = None
-            if running is not None:
-                raise SessionBusy(session_id, running.id)
-            try:
-                with connection.begin_nested():
-                    now = utcnow()
-                    connection.execute(
-                        insert(turns_table).values(
-                            id=turn_id,
-                            session_id=session_id,
-                            status="running",
-                            started_at=now,
-                            heartbeat_at=now,
-                            **turns.owner_values(),
+        # Live before its row exists: another thread must never take it for stale.
+        added = turns.mark_live(turn_id)
+        try:
+            with write_transaction(self.engine) as connection:
+                self._require_session(connection, session_id)
+                running = turns.running_row(connection, session_id)
+                if running is not None and turns.is_stale(running):
+                    self._interrupt(connection, running.id, session_id)
+                    running = None
+                if running is not None:
+                    raise SessionBusy(session_id, running.id)
+                try:
+                    with connection.begin_nested():
+                        now = utcnow()
+                        connection.execute(
+                            insert(turns_table).values(
+                                id=turn_id,
+                                session_id=session_id,
+                                status="running",
+                                started_at=now,
+                                heartbeat_at=now,
+                                **turns.owner_values(),
+                            )
                         )
-                    )
-            except IntegrityError:
-                # BEGIN IMMEDIATE serialises writers, so this is a reused turn id.
-                raise Conflict(f"Turn {turn_id!r} exists already; use a new turn id.") from None
-        turns.mark_live(turn_id)
+                except IntegrityError:
+                    # BEGIN IMMEDIATE serialises writers, so this is a reused turn id.
+                    raise Conflict(f"Turn {turn_id!r} exists already; use a new turn id.") from None
+        except BaseException:
+            if added:  # a reused id must not unmark the turn that really runs
+                turns.mark_done(turn_id)
+            raise
 
     def finish_turn(self, turn_id: str, stop_reason: str) -> None:
         """Mark a turn finished with its stop reason (a finished turn stays as it was)."""

@@ -68,9 +68,13 @@ def owner_values() -> dict:
     return {"pid": os.getpid(), "host": HOST, "process_started": _own_started()}
 
 
-def mark_live(turn_id: str) -> None:
+def mark_live(turn_id: str) -> bool:
+    """Note a turn as running in this process; False if it already was."""
     with _live_lock:
+        if turn_id in _live:
+            return False
         _live.add(turn_id)
+        return True
 
 
 def mark_done(turn_id: str) -> None:

@@ -41,7 +41,24 @@ def read_file(ctx: ToolContext, path: str, start_line: int = 1, end_line: int | 
         end_line: Last line to show (inclusive); omit to read to the end or the output limit.
     """
     target = _existing_file(ctx, path)
-    name = relative_name(ctx.workspace, target)
+    return read_text_file(
+        ctx, target, relative_name(ctx.workspace, target), start_line, end_line, "read_file"
+    )
+
+
+def read_text_file(
+    ctx: ToolContext,
+    target: Path,
+    name: str,
+    start_line: int = 1,
+    end_line: int | None = None,
+    again: str = "read_file",
+) -> str:
+    """The numbered lines of a text file already checked to be allowed (read_file, use_skill).
+
+    Binary and non-UTF-8 files are refused; output stops at the read limit with a
+    note naming ``again``, the tool call that reads on.
+    """
     if start_line < 1:
         raise ToolError("start_line counts from 1")
     if end_line is not None and end_line < start_line:
@@ -81,7 +98,7 @@ def read_file(ctx: ToolContext, path: str, start_line: int = 1, end_line: int | 
         raise ToolError(f"start_line {start_line} is past the end of {name} ({count} lines)")
     if next_line is not None:
         shown.append(
-            f"[output limit reached; {name} is {size} bytes. Call read_file with "
+            f"[output limit reached; {name} is {size} bytes. Call {again} with "
             f"start_line={next_line} (and end_line) to read on.]"
         )
     return "\n".join(shown)
@@ -307,4 +324,4 @@ def _human_size(size: int) -> str:
     return f"{size:.1f} GB"
 
 
-__all__ = ["edit_file", "list_dir", "read_file", "search_files", "write_file"]
+__all__ = ["edit_file", "list_dir", "read_file", "read_text_file", "search_files", "write_file"]

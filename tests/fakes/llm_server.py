@@ -70,6 +70,7 @@ class Reply:
     stream_error_after: int = 1
     malformed_after: int | None = None  # send a data line that is not JSON, then end
     delay: float = 0.0  # seconds to wait before answering at all
+    chunk_delay: float = 0.0  # seconds between two SSE events, like a model generating
     model: str | None = None
     # Error replies.
     status: int = 200
@@ -416,6 +417,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for n, frame in enumerate(self._frames(wire, reply, model, include_usage)):
                 if reply.cut_after is not None and n >= reply.cut_after:
+                    raise _Cut
+                if reply.chunk_delay and n and self.fake.stopping.wait(reply.chunk_delay):
                     raise _Cut
                 if reply.stall is not None and n == reply.stall_after:
                     self.wfile.flush()

@@ -12,10 +12,25 @@ from hermes.store.formats.hermes_json import EXPORT_VERSION, parse_hermes
 
 PARSERS = {"chatgpt": parse_chatgpt, "claude": parse_claude, "hermes": parse_hermes}
 
+
+def detect_format(item: object) -> str | None:
+    """Which export one conversation comes from, by the keys only that format has."""
+    if not isinstance(item, dict):
+        return None
+    if "hermes_export" in item:
+        return "hermes"
+    if isinstance(item.get("mapping"), dict):
+        return "chatgpt"
+    if isinstance(item.get("chat_messages"), list):
+        return "claude"
+    return None
+
+
 __all__ = [
     "EXPORT_VERSION",
     "PARSERS",
     "BadConversation",
+    "detect_format",
     "parse_chatgpt",
     "parse_claude",
     "parse_hermes",
