@@ -67,6 +67,8 @@ SEMANTIC_CANDIDATES = 50
 # Above this many messages the context index re-scores candidates but proposes
 # none of its own, except for CJK and emoji (see _proposes_candidates).
 CONTEXT_PROPOSES_BELOW = 200_000
+# ...and then only with words in fewer messages than this.
+CONTEXT_COMMON = 1_000
 HEAD_CHARS = 120
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -282,8 +284,13 @@ def _context_scores(
     rare = [term for term in terms if not _common(connection, params, term)]
     if not rare:
         return {}
-    if rowids is None and not _proposes_candidates(connection, params, rare):
-        return {}
+    if rowids is None:
+        if not _proposes_candidates(connection, params, rare):
+            return {}
+        # Proposing ranks every match: leave out words too frequent to say much.
+        rare = [term for term in rare if not _common(connection, params, term, CONTEXT_COMMON)]
+        if not rare:
+            return {}
     listed = ""
     if rowids is not None:
         listed = "AND c.rowid IN (" + ",".join(str(int(i)) for i in rowids) + ")"
@@ -312,12 +319,13 @@ def _proposes_candidates(connection: Connection, params: dict, rare: list[str]) 
     return newest <= CONTEXT_PROPOSES_BELOW
 
 
-def _common(connection: Connection, params: dict, term: str) -> bool:
-    """_is_common, remembered for the rest of this search."""
+def _common(connection: Connection, params: dict, term: str, cap: int | None = None) -> bool:
+    """_is_common (at ``cap`` matches, default COMMON_MATCHES), remembered for this search."""
+    cap = cap or COMMON_MATCHES
     memo = params.setdefault("_common", {})
-    if term not in memo:
-        memo[term] = _is_common(connection, term)
-    return memo[term]
+    if (term, cap) not in memo:
+        memo[(term, cap)] = _is_common(connection, term, cap)
+    return memo[(term, cap)]
 
 
 def _own_scores(connection: Connection, params: dict, rowids: list[int]) -> dict[int, float]:
@@ -506,16 +514,17 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
     return rescored[: params["limit"]]
 
 
-def _is_common(connection: Connection, term: str) -> bool:
-    """Whether ``term`` is in at least COMMON_MATCHES messages (stops counting there)."""
+def _is_common(connection: Connection, term: str, cap: int | None = None) -> bool:
+    """Whether ``term`` is in at least ``cap`` (COMMON_MATCHES) messages (stops counting there)."""
+    cap = cap or COMMON_MATCHES
     found = connection.execute(
         text(
             "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH :term "
             "LIMIT :cap)"
         ),
-        {"term": term, "cap": COMMON_MATCHES},
+        {"term": term, "cap": cap},
     ).scalar()
-    return found >= COMMON_MATCHES
+    return found >= cap
 
 
 def _ranked(
