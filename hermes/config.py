@@ -81,6 +81,12 @@ class Config:
     # bounds how long it may take before it is given up.
     curator_timeout: float = 60.0
 
+    # Context and budgets (long sessions): None means "from the model table" / "no limit".
+    context_window: int | None = None
+    compact_threshold: float = 0.7
+    max_turn_cost_usd: float | None = None
+    max_turn_seconds: float | None = None
+
     # Web dashboard.
     secret_key: str | None = field(default=None, repr=False)
     web_password: str | None = field(default=None, repr=False)
@@ -189,6 +195,11 @@ class Config:
             user_memory_limit=env.integer("HERMES_USER_MEMORY_LIMIT", 4_000, minimum=200),
             agent_memory_limit=env.integer("HERMES_AGENT_MEMORY_LIMIT", 8_000, minimum=200),
             skills_in_prompt=env.integer("HERMES_SKILLS_IN_PROMPT", 8, minimum=0, maximum=50),
+            # Context and budgets (long sessions).
+            context_window=env.optional_integer("HERMES_CONTEXT_WINDOW", minimum=2_000),
+            compact_threshold=env.fraction("HERMES_COMPACT_THRESHOLD", 0.7),
+            max_turn_cost_usd=env.optional_number("HERMES_MAX_TURN_COST_USD"),
+            max_turn_seconds=env.optional_number("HERMES_MAX_TURN_SECONDS"),
             curator_timeout=env.number("HERMES_CURATOR_TIMEOUT", 60.0),
             secret_key=env.get("FLASK_SECRET_KEY"),
             web_password=env.get("HERMES_WEB_PASSWORD"),
@@ -341,6 +352,35 @@ class _Env:
             raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.")
         if value <= 0:
             raise ConfigError(f"{name} must be more than 0, not {raw}.")
+        return value
+
+    def optional_integer(self, name: str, *, minimum: int) -> int | None:
+        if self.get(name) is None:
+            return None
+        return self.integer(name, 0, minimum=minimum)
+
+    def optional_number(self, name: str) -> float | None:
+        raw = self.get(name)
+        if raw is None:
+            return None
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{name} must be a number above 0, not {raw!r} (or unset it).")
+        return value
+
+    def fraction(self, name: str, default: float) -> float:
+        raw = self.get(name)
+        if raw is None:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not 0.2 <= value <= 0.95:
+            raise ConfigError(f"{name} must be a fraction between 0.2 and 0.95, not {raw!r}.")
         return value
 
     def flag(self, name: str) -> bool:

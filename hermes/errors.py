@@ -40,6 +40,15 @@ class ProviderError(HermesError):
         self.status = status
 
 
+class ContextTooLong(ProviderError):
+    """The provider refused the request as longer than the model's context window.
+
+    The loop answers it by compacting the conversation and trying once more.
+    """
+
+    code = "context_too_long"
+
+
 class StoreError(HermesError):
     """The database could not do what was asked."""
 

@@ -122,6 +122,18 @@ def total_usage(parts: list[Usage]) -> Usage:
 
 
 @dataclass(frozen=True)
+class Compacted(Event):
+    """Older messages were summarized in the model's view (all stay stored and searchable)."""
+
+    type: ClassVar[str] = "compaction"
+    id: int
+    through_message_id: int
+    messages_covered: int
+    tokens_before: int
+    tokens_after: int
+
+
+@dataclass(frozen=True)
 class ErrorEvent(Event):
     type: ClassVar[str] = "error"
     message: str

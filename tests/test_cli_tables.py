@@ -97,7 +97,9 @@ def test_hermes_sessions_limit_and_json(env, hermes_home, workspace):
         "updated_at",
         "message_count",
         "summary",
+        "usage",
     }
+    assert set(items[0]["usage"]) >= {"input_tokens", "output_tokens", "cost_usd"}
     assert items[0]["message_count"] == 2 and items[0]["summary"] == LONG_SUMMARY
     assert items[0]["updated_at"].endswith("Z")
 

@@ -16,9 +16,11 @@ import uuid
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 
+from hermes.agent.budget import TurnLimits
 from hermes.agent.cancellable import TurnCancelled, cancellable
+from hermes.agent.context import ContextWindow
 from hermes.config import Config
-from hermes.errors import HermesError, ProviderError, ToolError
+from hermes.errors import ContextTooLong, HermesError, ProviderError, ToolError
 from hermes.events import (
     Done,
     ErrorEvent,
@@ -194,7 +196,13 @@ class Agent:
             profile=self.profile,
             cancel=turn.cancel,
         )
+        limits = TurnLimits(self.config)
         for _ in range(self.config.max_iterations):
+            over_budget = limits.exceeded(turn.spent)  # a safe point: every call has its result
+            if over_budget:
+                yield ErrorEvent(message=over_budget, retryable=False)
+                turn.stop_reason = "budget"
+                return
             response = _Response()
             try:
                 yield from self._stream(turn, system, history, response)
@@ -273,7 +281,7 @@ class Agent:
         if not usage:
             return
         turn.spent += usage
-        self.store.add_usage(turn.session_id, total_usage(usage))
+        self.store.add_usage(turn.session_id, total_usage(usage), model=turn.provider.model)
 
     # -- pieces ----------------------------------------------------------------
 
@@ -328,20 +336,51 @@ class Agent:
 
         return build_turn_context(self.skills.relevant(text, limit=self.config.skills_in_prompt))
 
+    def context_window(self, session_id: int | None = None) -> ContextWindow:
+        """The model's view of a session, sized for the session's own model
+        (the loop uses it for every call; the REPL's /context and /compact too)."""
+        provider = self.provider
+        if session_id is not None:
+            provider = self._provider(self.store.get_session(session_id).model)
+        return ContextWindow(self.config, provider, self.store, self.tools.specs())
+
     def _stream(
         self, turn: _Turn, system: str, history: list[Message], response: _Response
     ) -> Iterator[Event]:
-        provider = turn.provider
-        request = ModelRequest(
-            model=provider.model,
-            system=system,
-            messages=tuple(history),
-            tools=self.tools.specs(),
-            max_tokens=self.config.max_tokens,
-        )
+        """One model call. The request is the session's view (hermes.agent.context),
+        rebuilt from the stored ``history`` and compacted when it would not fit; a
+        provider "prompt is too long" before any output compacts and retries once."""
+        context = ContextWindow(self.config, turn.provider, self.store, self.tools.specs())
+        for attempt in (1, 2):
+            prepared = yield from context.prepare(
+                turn.session_id,
+                system,
+                cancel=turn.cancel,
+                on_usage=response.usage.append,
+                force=attempt > 1,
+            )
+            request = ModelRequest(
+                model=turn.provider.model,
+                system=system,
+                messages=prepared.messages,
+                tools=self.tools.specs(),
+                max_tokens=prepared.max_tokens,
+            )
+            seen = len(response.usage)
+            try:
+                yield from self._read(turn, request, response)
+            except ContextTooLong:
+                if attempt > 1 or response.text or response.tool_calls:
+                    raise
+                context.distrust_estimate(turn.session_id)
+                continue
+            context.observe(turn.session_id, prepared, response.usage[seen:])
+            return
+
+    def _read(self, turn: _Turn, request: ModelRequest, response: _Response) -> Iterator[Event]:
         turn.partial_text, turn.saved_text, turn.saved_at = "", "", time.monotonic()
         stream = cancellable(
-            provider.stream(request), turn.cancel, on_idle=lambda: self._checkpoint(turn)
+            turn.provider.stream(request), turn.cancel, on_idle=lambda: self._checkpoint(turn)
         )
         for chunk in stream:
             if isinstance(chunk, TextDelta):
@@ -427,7 +466,9 @@ class Agent:
         return curator.propose_skill(
             turn.messages,
             session_id=turn.session_id,
-            on_usage=lambda usage: self.store.add_usage(turn.session_id, usage),
+            on_usage=lambda usage: self.store.add_usage(
+                turn.session_id, usage, model=turn.provider.model
+            ),
             cancel=turn.cancel,
             timeout=self.config.curator_timeout,
         )

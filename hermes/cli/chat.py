@@ -182,6 +182,10 @@ class PlainPrinter:
             self._note(cut_line(f"  {status} in {event.duration_ms} ms: {joined}", self.width))
         elif kind == "skill":
             self._note(f"skill {event.action}: {event.name} (v{event.version})")
+        elif kind == "compaction":
+            from hermes.cli.render import compaction_line
+
+            self._note(compaction_line(event))
         elif kind == "error":
             # `hermes: error: ...` is printed once, by main(), as the last line.
             self._break_line()

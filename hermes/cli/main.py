@@ -21,6 +21,7 @@ COMMANDS = {
     "skills": "hermes.cli.skills_cmds:skills",
     "doctor": "hermes.cli.doctor:doctor",
     "sessions": "hermes.cli.sessions_cmds:sessions",
+    "usage": "hermes.cli.usage_cmd:usage",
 }
 
 

@@ -83,6 +83,19 @@ def usage_line(event) -> str:
     return " · ".join(parts)
 
 
+COMPACTION_MARKER = "earlier messages summarized"
+
+
+def compaction_line(event) -> str:
+    """The transcript marker for a compaction (live, and on /resume)."""
+    covered = getattr(event, "messages_covered", 0)
+    what = f"{covered:,} messages in the summary" if covered else "old tool outputs shortened"
+    return (
+        f"── {COMPACTION_MARKER} ({what}; ~{event.tokens_before:,} → "
+        f"~{event.tokens_after:,} tokens; all still stored and searchable) ──"
+    )
+
+
 def split_markdown(text: str) -> tuple[str, str]:
     """Split streamed markdown into (finished blocks, the block still being written).
 
@@ -202,6 +215,8 @@ class TurnView:
         elif kind == "skill":
             line = skill_line(event.action, event.name, event.version)
             self.console.print(Text(f"✦ {line}", style="bold magenta"))
+        elif kind == "compaction":
+            self.console.print(Text(compaction_line(event), style="dim cyan"))
         elif kind == "usage":
             if event.input_tokens or event.output_tokens:
                 self.console.print(Text(usage_line(event), style="dim"))

@@ -22,6 +22,7 @@ def sessions_table(width: int, sessions, current: int | None = None):
         Column("title", share=2),
         Column("msgs", justify="right"),
         Column("updated", style="dim"),
+        Column("cost", justify="right", style="dim"),
         Column("summary", share=3, style="dim"),
     )
     rows = [
@@ -30,11 +31,19 @@ def sessions_table(width: int, sessions, current: int | None = None):
             info.title or "untitled",
             str(info.message_count),
             local_date(info.updated_at),
+            session_cost(info.usage),
             info.summary or "",
         )
         for info in sessions
     ]
     return fitted_table(width, columns, rows)
+
+
+def session_cost(usage: dict) -> str:
+    """A session's spend for a table cell: dollars, "?" when the price is unknown."""
+    if not (usage["input_tokens"] or usage["output_tokens"]):
+        return ""
+    return "?" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"
 
 
 def local_date(moment: datetime | None) -> str:
@@ -55,7 +64,16 @@ def sessions(limit: int, as_json: bool) -> None:
     with open_store(reading=True) as store:
         found, _ = store.list_sessions(limit=limit)
     if as_json:
-        keys = ("id", "title", "source", "created_at", "updated_at", "message_count", "summary")
+        keys = (
+            "id",
+            "title",
+            "source",
+            "created_at",
+            "updated_at",
+            "message_count",
+            "summary",
+            "usage",  # stored totals: tokens and cost_usd (null when the price is unknown)
+        )
         items = [{key: info.to_dict()[key] for key in keys} for info in found]
         click.echo(json.dumps(items, ensure_ascii=False, indent=2))
         return

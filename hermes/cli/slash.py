@@ -19,7 +19,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from hermes.cli.render import clean, skill_line
+from hermes.cli.render import clean, compaction_line, skill_line
 from hermes.cli.skills_cmds import skills_table
 from hermes.errors import HermesError
 from hermes.text import brief
@@ -237,8 +237,19 @@ def resume(repl: Repl, argument: str) -> None:
         )
     )
     shown = [m for m in repl.runtime.store.messages(info.id) if m.message.role != "tool"]
+    from hermes.agent.context import transcript_marks
+
+    marks = transcript_marks(repl.runtime.store.compactions(info.id))
     for stored in shown[-6:]:
+        passed = [c for c in marks if c.through_message_id < stored.id]
+        if passed:  # the transcript marker, once, where the summary's part ends
+            repl.console.print(Text(compaction_line(passed[-1]), style="dim cyan"))
+            marks = [c for c in marks if c not in passed]
         _show_message(repl, stored)
+
+
+# /context and /compact live in their own module (imported for its registrations).
+from hermes.cli import context_cmds  # noqa: E402, F401
 
 
 @command("exit", "/exit", "close the session (saving its summary) and quit")

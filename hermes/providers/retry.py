@@ -22,7 +22,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
-from hermes.errors import ProviderError
+from hermes.errors import ContextTooLong, ProviderError
 from hermes.providers.base import Chunk, ProviderSettings
 
 log = logging.getLogger("hermes.providers")
@@ -35,6 +35,7 @@ CONTEXT_TOO_LONG_HINTS = (
     "too many tokens",
     "input is too long",
     "reduce the length",
+    "exceed context limit",
 )
 REFUSED_RETRY_DELAY = 0.25  # seconds between attempts when the connection is refused
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "server_error"}
@@ -53,6 +54,10 @@ class ProviderFailure(ProviderError):
     ):
         super().__init__(message, retryable=retryable, status=status)
         self.retry_after = retry_after
+
+
+class ContextOverflow(ProviderFailure, ContextTooLong):
+    """A provider's "prompt is too long" refusal (never retried as it is: compact first)."""
 
 
 @dataclass(frozen=True)
@@ -296,9 +301,11 @@ def _status_failure(exc: Any, target: Target) -> ProviderFailure:
         )
     lowered = f"{message or ''} {code or ''}".lower()
     if status in (400, 413, 422) and any(h in lowered for h in CONTEXT_TOO_LONG_HINTS):
-        return fail(
-            f"the conversation is too long for {target.model}'s context window: "
-            "start a new session (/new) or ask for less output"
+        return ContextOverflow(
+            f"the conversation is too long for {target.model}'s context window even after "
+            "compaction: set HERMES_CONTEXT_WINDOW to the model's real window, or start a new "
+            "session (/new)",
+            status=status,
         )
     if status == 413:
         return fail(f"the request is too large for {target.server}: {detail}")

@@ -72,6 +72,10 @@ class SessionRow(Base):
     cache_read_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
     cache_write_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
     cost_usd: Mapped[float] = mapped_column(Float, server_default="0")
+    # Provider-reported / estimated prompt tokens at the last model call (budget.py).
+    token_ratio: Mapped[float | None] = mapped_column(Float)
+    # Model calls whose price was unknown (local models): their cost is not in cost_usd.
+    unpriced_calls: Mapped[int] = mapped_column(Integer, server_default="0")
 
     __table_args__ = (
         Index("ix_sessions_updated", "updated_at", "id"),
@@ -134,6 +138,45 @@ class TurnRow(Base):
     )
 
 
+class CompactionRow(Base):
+    """One compaction: in the model's view, messages up to ``through_message_id``
+    (after the first) are replaced by ``summary``; tool outputs up to
+    ``pruned_through_id`` are shown shortened. The latest row is in force."""
+
+    __tablename__ = "compactions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    through_message_id: Mapped[int] = mapped_column(Integer)
+    pruned_through_id: Mapped[int | None] = mapped_column(Integer)
+    summary: Mapped[str | None] = mapped_column(Text)
+    messages_covered: Mapped[int] = mapped_column(Integer, server_default="0")
+    tokens_before: Mapped[int] = mapped_column(Integer, server_default="0")
+    tokens_after: Mapped[int] = mapped_column(Integer, server_default="0")
+    model: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    __table_args__ = (Index("ix_compactions_session", "session_id", "id"),)
+
+
+class UsageRow(Base):
+    """What model calls spent, for ``hermes usage`` (per day and model)."""
+
+    __tablename__ = "usage_records"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="SET NULL"))
+    model: Mapped[str] = mapped_column(String(200), server_default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    input_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    output_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    cache_read_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    cache_write_tokens: Mapped[int] = mapped_column(Integer, server_default="0")
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_usage_records_created", "created_at"),)
+
+
 class SkillUseRow(Base):
     """How often a skill was used; kept here so SKILL.md files never change on use."""
 
@@ -178,4 +221,6 @@ messages_table = MessageRow.__table__
 turns_table = TurnRow.__table__
 embedding_spaces_table = EmbeddingSpaceRow.__table__
 message_vectors_table = MessageVectorRow.__table__
+compactions_table = CompactionRow.__table__
+usage_table = UsageRow.__table__
 skill_uses_table = SkillUseRow.__table__

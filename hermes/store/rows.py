@@ -50,6 +50,10 @@ def session_info(row) -> SessionInfo:
         cost_usd=row.cost_usd,
         uid=row.uid,
         external_id=row.external_id,
+        cache_read_tokens=row.cache_read_tokens,
+        cache_write_tokens=row.cache_write_tokens,
+        unpriced_calls=row.unpriced_calls,
+        token_ratio=row.token_ratio,
     )
 
 

@@ -21,7 +21,7 @@ from hermes.config import Config
 from hermes.errors import Conflict, InvalidInput, NotFound, SessionBusy, StoreError
 from hermes.events import Usage
 from hermes.messages import Message
-from hermes.store import bulk, migrate, repair, rows, turns
+from hermes.store import bulk, ledger, migrate, repair, rows, turns
 from hermes.store import search as search_module
 from hermes.store.bulk import RecordOutcome, SessionRecord
 from hermes.store.engine import (
@@ -39,9 +39,11 @@ from hermes.store.models import (
     utcnow,
 )
 from hermes.store.values import (
+    Compaction,
     SearchHit,
     SessionInfo,
     StoredMessage,
+    UsageDay,
     iso,
     tool_calls_to_json,
 )
@@ -345,11 +347,22 @@ class Store:
         return StoredMessage(message_id, session_id, now, message, turn_id)
 
     def messages(
-        self, session_id: int, *, after_id: int | None = None, limit: int | None = None
+        self,
+        session_id: int,
+        *,
+        after_id: int | None = None,
+        limit: int | None = None,
+        for_model: bool = False,
     ) -> list[StoredMessage]:
-        """A session's messages in conversation order, optionally after a message id."""
+        """A session's messages in conversation order, optionally after a message id.
+
+        ``for_model`` leaves out what is never replayed to the model (hidden
+        refusals); the context view reads its messages this way.
+        """
         m = messages_table.c
         query = select(messages_table).where(m.session_id == session_id).order_by(m.position)
+        if for_model:
+            query = query.where(m.hidden.is_(False))
         if after_id is not None:
             query = query.where(m.id > after_id)
         if limit is not None:
@@ -363,23 +376,62 @@ class Store:
         """The whole conversation as Message values, exactly as they were added."""
         return [stored.message for stored in self.messages(session_id)]
 
-    def add_usage(self, session_id: int, usage: Usage) -> None:
-        """Add a model call's token counts (and cost, when known) to the session's totals."""
-        s = sessions_table.c
+    def add_usage(self, session_id: int, usage: Usage, *, model: str = "") -> None:
+        """Add model calls' token counts (and cost, when known) to the session's totals and
+        to the per-day ledger of ``hermes usage``."""
         with write_transaction(self.engine) as connection:
-            result = connection.execute(
-                update(sessions_table)
-                .where(s.id == session_id)
-                .values(
-                    input_tokens=s.input_tokens + usage.input_tokens,
-                    output_tokens=s.output_tokens + usage.output_tokens,
-                    cache_read_tokens=s.cache_read_tokens + usage.cache_read_tokens,
-                    cache_write_tokens=s.cache_write_tokens + usage.cache_write_tokens,
-                    cost_usd=s.cost_usd + (usage.cost_usd or 0.0),
-                )
-            )
-            if result.rowcount == 0:
+            if not ledger.add_usage(connection, session_id, usage, model):
                 raise _not_found(session_id)
+
+    def usage_by_day(self, *, days: int = 30) -> list[UsageDay]:
+        """Spend per UTC day and model over the last ``days`` days, newest first."""
+        with read_transaction(self.engine) as connection:
+            return ledger.usage_by_day(connection, days)
+
+    # ---- compactions (the model's view of long sessions) ------------------
+
+    def add_compaction(
+        self,
+        session_id: int,
+        *,
+        through_message_id: int,
+        pruned_through_id: int | None,
+        summary: str | None,
+        messages_covered: int = 0,
+        tokens_before: int = 0,
+        tokens_after: int = 0,
+        model: str | None = None,
+    ) -> Compaction:
+        """Store a compaction; from now on it shapes every request of the session."""
+        with write_transaction(self.engine) as connection:
+            self._require_session(connection, session_id)
+            return ledger.add_compaction(
+                connection,
+                session_id,
+                through_message_id=through_message_id,
+                pruned_through_id=pruned_through_id,
+                summary=summary,
+                messages_covered=messages_covered,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                model=model,
+            )
+
+    def latest_compaction(self, session_id: int) -> Compaction | None:
+        """The compaction in force for a session, if it has one."""
+        with read_transaction(self.engine) as connection:
+            return ledger.latest_compaction(connection, session_id)
+
+    def compactions(self, session_id: int) -> list[Compaction]:
+        """Every compaction of a session, oldest first (transcript markers)."""
+        with read_transaction(self.engine) as connection:
+            self._require_session(connection, session_id)
+            return ledger.compactions(connection, session_id)
+
+    def set_token_ratio(self, session_id: int, ratio: float) -> None:
+        """Store the session's token-estimate calibration (see ``hermes.agent.budget``)."""
+        with write_transaction(self.engine) as connection:
+            ledger.set_token_ratio(connection, session_id, ratio)
 
     # ---- turns ------------------------------------------------------------
     # The registry itself (owners, staleness) lives in hermes.store.turns.

@@ -50,6 +50,24 @@ class SessionInfo:
     cost_usd: float
     uid: str = ""
     external_id: str | None = None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    unpriced_calls: int = 0
+    token_ratio: float | None = None
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """The session's stored totals. ``cost_usd`` is None when no turn had a known
+        price (a local model), never a made-up zero."""
+        spent = self.input_tokens + self.output_tokens
+        unknown = self.unpriced_calls > 0 and not self.cost_usd
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": None if unknown and spent else round(self.cost_usd, 6),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The API shape of a session (``/api/sessions``)."""
@@ -65,7 +83,53 @@ class SessionInfo:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
+            "usage": self.usage,
         }
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A stored compaction (see ``models.CompactionRow``)."""
+
+    id: int
+    session_id: int
+    through_message_id: int
+    pruned_through_id: int | None
+    summary: str | None
+    messages_covered: int
+    tokens_before: int
+    tokens_after: int
+    model: str | None
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API shape (``compactions`` of ``/api/sessions/<id>``); the summary stays private."""
+        return {
+            "id": self.id,
+            "through_message_id": self.through_message_id,
+            "messages_covered": self.messages_covered,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "created_at": iso(self.created_at),
+        }
+
+
+@dataclass(frozen=True)
+class UsageDay:
+    """What one model spent on one (UTC) day."""
+
+    day: str  # YYYY-MM-DD
+    model: str
+    calls: int  # model calls (turns, their curator and compaction calls)
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None  # None when no turn had a known price
+    unpriced_calls: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ see ``hermes/store/vectors.py``), written by the background indexer and
 ``hermes db reindex``; a message's vector is dropped when its text changes.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 """
 
@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

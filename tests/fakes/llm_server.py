@@ -31,8 +31,8 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -151,6 +151,13 @@ class FakeLLM:
         self._server: ThreadingHTTPServer | None = None
         self._port: int | None = None
         self._thread: threading.Thread | None = None
+        # Like the real APIs: refuse (400) a request whose prompt plus max_tokens
+        # passes this many tokens (counted by llm_wire.prompt_tokens), and report
+        # that count as the input tokens of an accepted one. None: no check.
+        self.context_window: int | None = None
+        # Called with each model request's JSON body; a Reply it returns is served
+        # instead of the queue's next one (scripts that depend on the request).
+        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
 
     # -- lifecycle -------------------------------------------------------
     def start(self) -> FakeLLM:
@@ -255,6 +262,18 @@ class FakeLLM:
             if self._queue:
                 return self._queue.popleft()
         return Reply(status=500, message=EXHAUSTED, error_type="api_error")
+
+    def reply_for(self, body: Any) -> Reply:
+        """The responder's answer to this request, else the next scripted reply;
+        with a context window set, usage reports the prompt's real size."""
+        reply = None
+        if self.responder is not None and isinstance(body, dict):
+            reply = self.responder(body)
+        reply = reply or self.next_reply()
+        if self.context_window and reply.status == 200 and isinstance(body, dict):
+            output = (tuple(reply.usage or ()) + (0, 0))[1] or 5
+            reply = replace(reply, usage=(wf.prompt_tokens(body), output))
+        return reply
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -370,7 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.fake.rejected.append(message)
                 self._json(400, wf.invalid_request_body(wire, message, param))
                 return
-        reply = self.fake.next_reply()
+        if self._refused_as_too_long(wire, body):
+            return
+        reply = self.fake.reply_for(body)
         if reply.delay and self.fake.stopping.wait(reply.delay):
             return
         if reply.status != 200:
@@ -380,6 +401,16 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             model = reply.model or (body or {}).get("model") or "fake-model"
             self._json(200, wf.complete(wire, reply, model))
+
+    def _refused_as_too_long(self, wire: str, body: Any) -> bool:
+        window = self.fake.context_window
+        if not window or not isinstance(body, dict):
+            return False
+        prompt, output = wf.prompt_tokens(body), wf.requested_output(body)
+        error = wf.context_error(wire, prompt, output, window)
+        if error is not None:
+            self._json(400, error, {"request-id": "req_fake"})
+        return error is not None
 
     # -- responses -------------------------------------------------------
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

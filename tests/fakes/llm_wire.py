@@ -9,6 +9,7 @@ and OpenAI's Chat Completions chunks (``choices[0].delta``, tool calls by
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -316,3 +317,53 @@ def stream_error_frame(wire: str, kind: str) -> bytes:
     if wire == "anthropic":
         return sse({"type": "error", "error": {"type": kind, "message": message}}, "error")
     return sse({"error": {"message": message, "type": kind, "param": None, "code": None}})
+
+
+# -- context window (an optional check: FakeLLM.context_window) -----------------
+CHARS_PER_TOKEN = 4
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The fake's token count of a request: its system, messages and tools as JSON, 4 chars a token.
+
+    Deliberately not our client's estimate, so tests see how the client copes
+    with a tokenizer it does not know.
+    """
+    parts = {key: body.get(key) for key in ("system", "messages", "tools")}
+    return math.ceil(len(json.dumps(parts)) / CHARS_PER_TOKEN)
+
+
+def requested_output(body: dict[str, Any]) -> int:
+    value = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+    return value if isinstance(value, int) else 0
+
+
+def context_error(wire: str, prompt: int, output: int, window: int) -> dict[str, Any] | None:
+    """The real APIs' 400 body for a request over the window, or None when it fits."""
+    if prompt + output <= window:
+        return None
+    if wire == "anthropic":
+        if prompt > window:
+            message = f"prompt is too long: {prompt} tokens > {window} maximum"
+        else:
+            message = (
+                f"input length and `max_tokens` exceed context limit: {prompt} + {output} > "
+                f"{window}, decrease input length or `max_tokens` and try again"
+            )
+        return {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+            "request_id": "req_fake",
+        }
+    return {
+        "error": {
+            "message": (
+                f"This model's maximum context length is {window} tokens. However, you requested "
+                f"{prompt + output} tokens ({prompt} in the messages, {output} in the completion). "
+                "Please reduce the length of the messages or completion."
+            ),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }
