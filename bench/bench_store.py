@@ -190,6 +190,35 @@ def chatgpt_export(path: Path, conversations: int, per: int, maker: TextMaker) -
     return conversations * per
 
 
+def backfill(store: Store, home: Path, messages: int) -> None:
+    """Embed everything (as `hermes db reindex` does) and print the rate and index sizes."""
+    started = time.perf_counter()
+    done = 0
+    for progress in store.reindex():
+        done = progress.done
+        print(f"\r  embedded {done:,} / {progress.total:,}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    seconds = time.perf_counter() - started
+    print(
+        f"backfill: {done:,} messages embedded in {seconds:.1f} s "
+        f"({done / max(seconds, 1e-9):,.0f} messages/s, {store.embedder.space})"
+    )
+    with store.engine.connect() as connection:
+        raw = connection.connection.driver_connection
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        sizes = dict(
+            raw.execute(
+                "SELECT CASE WHEN name LIKE 'messages_context_fts%' THEN 'context index' "
+                "WHEN name LIKE 'messages_fts%' THEN 'message index' "
+                "WHEN name LIKE '%message_vectors%' THEN 'vectors' ELSE 'other' END, "
+                "sum(pgsize) FROM dbstat GROUP BY 1"
+            ).fetchall()
+        )
+    for name in ("message index", "context index", "vectors", "other"):
+        size = sizes.get(name, 0)
+        print(f"  {name:<14} {size / 1e6:9,.1f} MB ({size / messages:,.0f} bytes/message)")
+
+
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
@@ -218,6 +247,10 @@ def main() -> None:
     parser.add_argument("--import-messages", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--keep", type=Path, help="build the database here instead of a temp dir")
+    parser.add_argument("--no-embed", action="store_true", help="skip the vector backfill")
+    parser.add_argument(
+        "--embeddings", default="local", help="HERMES_EMBEDDINGS for the run (local, fast)"
+    )
     args = parser.parse_args()
     rng = random.Random(42)
     maker = TextMaker(rng)
@@ -246,7 +279,12 @@ def main() -> None:
         )
         assert result.messages == count
 
-        config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
+        config = Config(
+            home=home,
+            workspace=home,
+            database_url=f"sqlite:///{home / 'hermes.db'}",
+            embeddings=args.embeddings,
+        )
         with Store.open(config) as store:
             seconds = build_database(store, args.messages, args.per_session, maker)
             print(
@@ -262,6 +300,9 @@ def main() -> None:
                 f"database size: {size / 1e6:,.1f} MB ({size / args.messages:,.0f} bytes/message)"
             )
 
+            if not args.no_embed:
+                backfill(store, home, args.messages)
+            store.search("warm up the vector cache")  # the first search loads it
             words = maker.words
             common, middling, rare = words[:50], words[50:2000], words[2000:20000]
             questions = [
@@ -272,6 +313,17 @@ def main() -> None:
                 "search (plain questions)",
                 timed(lambda: store.search(questions.pop()), args.queries),
             )
+            embedder = store.embedder
+            store.embedder = None
+            plain = [
+                f"when did I {rng.choice(middling)} the {rng.choice(middling)} {rng.choice(rare)}?"
+                for _ in range(args.queries)
+            ]
+            report(
+                "search (plain, words only)",
+                timed(lambda: store.search(plain.pop()), args.queries),
+            )
+            store.embedder = embedder
             heavy = [
                 f"what about {rng.choice(common)} and {rng.choice(common)} with {rng.choice(middling)}"
                 for _ in range(args.queries)

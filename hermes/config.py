@@ -113,6 +113,12 @@ class Config:
     # Deployment: daily database backups kept this many days (0 turns them off).
     backup_days: int = 7
 
+    # Recall (memory search and skill selection): the semantic layer's embedder.
+    embeddings: str = "local"  # local | fast | endpoint | off
+    embeddings_url: str | None = None
+    embeddings_model: str | None = None
+    embeddings_api_key: str | None = field(default=None, repr=False)
+
     @property
     def skills_dir(self) -> Path:
         return self.home / "skills"
@@ -231,6 +237,7 @@ class Config:
             web_replay_seconds=env.number("HERMES_WEB_REPLAY_SECONDS", 600.0),
             web_replay_turns=env.integer("HERMES_WEB_REPLAY_TURNS", 100, minimum=0),
             backup_days=env.integer("HERMES_BACKUP_DAYS", 7, minimum=0, maximum=3650),
+            **_recall_settings(env),
         )
 
 
@@ -240,6 +247,7 @@ SECRET_VARIABLES = (
     *KEY_VARIABLES.values(),
     "FLASK_SECRET_KEY",
     "HERMES_WEB_PASSWORD",
+    "HERMES_EMBEDDINGS_API_KEY",
 )
 
 # What a project's .env (in the current folder) may set for Hermes: its own
@@ -264,6 +272,29 @@ def key_variable(provider: str | None) -> str | None:
     from hermes.providers.registry import provider_class
 
     return getattr(provider_class(provider), "key_variable", None)
+
+
+EMBEDDING_CHOICES = ("local", "fast", "endpoint", "off")
+
+
+def _recall_settings(env: _Env) -> dict:
+    """HERMES_EMBEDDINGS (local | endpoint | off) and the endpoint's URL, model and key."""
+    url = env.get("HERMES_EMBEDDINGS_URL")
+    choice = (env.get("HERMES_EMBEDDINGS") or ("endpoint" if url else "local")).lower()
+    if choice not in EMBEDDING_CHOICES:
+        raise ConfigError(
+            f"HERMES_EMBEDDINGS must be one of {', '.join(EMBEDDING_CHOICES)}, not {choice!r}."
+        )
+    if url and not _URL.match(url):
+        raise ConfigError(
+            f"HERMES_EMBEDDINGS_URL must be a URL such as http://localhost:11434/v1, not {url!r}."
+        )
+    return {
+        "embeddings": choice,
+        "embeddings_url": url,
+        "embeddings_model": env.get("HERMES_EMBEDDINGS_MODEL"),
+        "embeddings_api_key": env.get("HERMES_EMBEDDINGS_API_KEY"),
+    }
 
 
 def _choose_provider(env: _Env) -> str | None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hermes.tools.registry import ToolRegistry
 
 Surface = Literal["cli", "web"]
+_NO_EMBEDDER = object()  # a built "no embedder" (HERMES_EMBEDDINGS=off), not "not built yet"
 T = TypeVar("T")
 
 # Session summaries are a courtesy: they must never make a command hang.
@@ -70,7 +71,14 @@ class Runtime:
     def store(self) -> Store:
         from hermes.store import Store
 
-        return self._part("store", lambda: Store.open(self.config))
+        def open_store():
+            store = Store.open(self.config)
+            store.embedder = self.embedder
+            # Recall: new (and not yet embedded) messages get their vectors in the background.
+            store.start_indexing()
+            return store
+
+        return self._part("store", open_store)
 
     @property
     def skills(self) -> SkillManager:
@@ -78,8 +86,32 @@ class Runtime:
 
         # Uses are counted in the store, opened only when a skill is first used.
         return self._part(
-            "skills", lambda: SkillManager(self.config.skills_dir, uses=_StoreUses(self))
+            "skills",
+            lambda: SkillManager(
+                self.config.skills_dir, uses=_StoreUses(self), embedder=self._embedder("skills")
+            ),
         )
+
+    @property
+    def embedder(self):
+        """Recall's Embedder for memory search (None when HERMES_EMBEDDINGS=off)."""
+        return self._embedder("memory")
+
+    def _embedder(self, purpose):
+        """The embedder for memory search or skill selection, built once (None when off)."""
+        from hermes.embeddings import EmbeddingError, make_embedder
+
+        def build():
+            try:
+                return make_embedder(self.config, purpose) or _NO_EMBEDDER
+            except EmbeddingError as exc:
+                import logging
+
+                logging.getLogger(__name__).warning("semantic recall is off: %s", exc)
+                return _NO_EMBEDDER
+
+        found = self._part(f"embedder:{purpose}", build)
+        return None if found is _NO_EMBEDDER else found
 
     @property
     def profile(self) -> ProfileMemory:

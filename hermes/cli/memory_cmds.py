@@ -254,6 +254,15 @@ def restore(file: Path | None) -> None:
         click.echo(f"the previous database was moved to {result.moved_aside}")
 
 
+def _register_recall_commands() -> None:
+    from hermes.cli.reindex_cmd import reindex
+
+    db.add_command(reindex)
+
+
+_register_recall_commands()
+
+
 @contextmanager
 def _engine(config):
     """A bare engine for schema work (no Store, so no automatic upgrade), closed after."""

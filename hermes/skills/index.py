@@ -76,18 +76,34 @@ def rank(
     minimum: float = 0.0,
 ) -> list[Skill]:
     """The skills best matching ``query``, best first; ties broken by uses, then name."""
+    if limit <= 0:
+        return []
+    scores = lexical_scores(query, entries, use_body=use_body)
+    scored = [
+        (-score, -skill.uses, skill.name, skill)
+        for (skill, _), score in zip(entries, scores, strict=True)
+        if score > minimum
+    ]
+    scored.sort(key=lambda item: item[:3])
+    return [item[3] for item in scored[:limit]]
+
+
+def lexical_scores(
+    query: str, entries: Sequence[tuple[Skill, Terms]], *, use_body: bool
+) -> list[float]:
+    """Each skill's keyword score for ``query`` (0.0 when no word matches)."""
     query_words = set(words(query))
     lowered = " ".join(query.lower().split())
-    if not query_words or not entries or limit <= 0:
-        return []
+    if not query_words or not entries:
+        return [0.0] * len(entries)
     document_frequency: Counter[str] = Counter()
     for _, terms in entries:
         fields = terms.identity() | (terms.body if use_body else frozenset())
         document_frequency.update(fields & query_words)
     total = len(entries)
     idf = {w: math.log(1 + total / (1 + document_frequency[w])) for w in query_words}
-    scored = []
-    for skill, terms in entries:
+    scores = []
+    for _, terms in entries:
         score = 0.0
         for word in query_words:
             weight = 0.0
@@ -101,10 +117,8 @@ def rank(
                 weight += WEIGHTS["body"]
             score += weight * idf[word]
         score += sum(WEIGHTS["triggers"] for phrase in terms.phrases if phrase in lowered)
-        if score > minimum:
-            scored.append((-score, -skill.uses, skill.name, skill))
-    scored.sort(key=lambda item: item[:3])
-    return [item[3] for item in scored[:limit]]
+        scores.append(score)
+    return scores
 
 
 def overlap(a: Iterable[str], b: Iterable[str]) -> float:

@@ -68,9 +68,15 @@ class SkillManager:
     Without a counter, uses are not counted.
     """
 
-    def __init__(self, root: Path, *, uses: UseCounter | None = None):
+    def __init__(self, root: Path, *, uses: UseCounter | None = None, embedder=None):
         self.root = Path(root).expanduser().resolve()
         self._uses = uses
+        # Recall: with an Embedder, selection fuses meaning with keywords (skills/semantic.py).
+        self._vectors = None
+        if embedder is not None:
+            from hermes.skills.semantic import SkillVectors
+
+            self._vectors = SkillVectors(embedder, self.root)
         # Shared by every manager on this folder, and held against other processes.
         self._lock = lock_for(self.root)
         self._cache: dict[str, tuple[tuple, Skill | None, Terms | None]] = {}
@@ -104,7 +110,7 @@ class SkillManager:
         entries = self._entries()
         if not query or not query.strip():
             return [skill for skill, _ in entries][:limit]
-        found = rank(query, entries, limit=limit, use_body=True)
+        found = self._rank(query, entries, limit=limit, use_body=True)
         needle = " ".join(query.lower().split())
         for skill, _ in entries:
             if len(found) >= limit:
@@ -118,7 +124,14 @@ class SkillManager:
 
     def relevant(self, text: str, limit: int = 8) -> list[Skill]:
         """The few skills most related to a user message, for the per-message index."""
-        return rank(text, self._entries(), limit=limit, use_body=False)
+        return self._rank(text, self._entries(), limit=limit, use_body=False)
+
+    def _rank(self, query: str, entries, *, limit: int, use_body: bool) -> list[Skill]:
+        if self._vectors is None:
+            return rank(query, entries, limit=limit, use_body=use_body)
+        from hermes.skills.semantic import fused_rank
+
+        return fused_rank(query, entries, self._vectors, limit=limit, use_body=use_body)
 
     def terms(self) -> list[tuple[Skill, Terms]]:
         """Skills with their indexed words (the curator uses them to spot twins)."""

@@ -23,6 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from hermes.errors import ConfigError, StoreError
+from hermes.store import literal
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "hermes_write"
@@ -116,6 +117,8 @@ def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
         # bulk inserts; pages are allocated only as they are used.
         cursor.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         cursor.close()
+        # The search index's triggers call hermes_literal() (see store/literal.py).
+        literal.register(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:

@@ -22,7 +22,12 @@ from hermes.store.engine import sqlite_path, write_transaction
 PRE_UPGRADE_PREFIX = "pre-upgrade-"
 # FTS5 tables (and their shadow tables), the view feeding them and their
 # triggers are raw SQL in a revision; autogenerate must not try to drop them.
-SEARCH_OBJECT_PREFIXES = ("messages_fts", "sessions_fts", "messages_search_source")
+SEARCH_OBJECT_PREFIXES = (
+    "messages_fts",
+    "sessions_fts",
+    "messages_search_source",
+    "messages_context",
+)
 KEEP_PRE_UPGRADE_BACKUPS = 5
 
 

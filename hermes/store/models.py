@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     text,
@@ -188,9 +189,40 @@ class SkillUseRow(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class EmbeddingSpaceRow(Base):
+    """A vector space: one embedding model (vectors of two spaces never mix)."""
+
+    __tablename__ = "embedding_spaces"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(300))
+    dim: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (Index("ix_embedding_spaces_name", "name", unique=True),)
+
+
+class MessageVectorRow(Base):
+    """A message's embedding in one space, int8-quantized (see store/vectors.py)."""
+
+    __tablename__ = "message_vectors"
+
+    # Insertion order: lets a process load only the vectors added since it last looked.
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    space_id: Mapped[int] = mapped_column(ForeignKey("embedding_spaces.id", ondelete="CASCADE"))
+    message_id: Mapped[int] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+    __table_args__ = (
+        Index("ix_message_vectors_space_message", "space_id", "message_id", unique=True),
+        Index("ix_message_vectors_message", "message_id"),
+    )
+
+
 sessions_table = SessionRow.__table__
 messages_table = MessageRow.__table__
 turns_table = TurnRow.__table__
+embedding_spaces_table = EmbeddingSpaceRow.__table__
+message_vectors_table = MessageVectorRow.__table__
 compactions_table = CompactionRow.__table__
 usage_table = UsageRow.__table__
 skill_uses_table = SkillUseRow.__table__

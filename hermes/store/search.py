@@ -7,6 +7,18 @@ OR-ed together so BM25 ranks messages by how many of the rarer words they
 share. ``"quoted phrases"`` stay phrases. The porter tokenizer makes
 "fixed", "fixing" and "fixes" the same word.
 
+Beyond the message's own words, a second index (``messages_context_fts``,
+migration 0007) holds what helps find a message: its session's title, when it
+was said, who said it, and its neighbours in the conversation; its BM25 adds
+to the message's own at ``CONTEXT_WEIGHT``. The same index makes CJK text and
+emoji searchable (see ``literal.py``). A word ending in ``*`` is a prefix.
+
+With an :class:`~hermes.embeddings.Embedder`, a semantic ranking (see
+``vectors.py``) is fused with the lexical one by score: each candidate gets
+``LEXICAL_WEIGHT * bm25 / best bm25 + SEMANTIC_WEIGHT * cosine``. Messages not
+yet embedded (a backfill in progress) are ranked as if their cosine were the
+average of the embedded lexical candidates', i.e. by their words alone.
+
 Snippets mark matched terms with ``«`` and ``»`` (``MARK_START``/``MARK_END``):
 safe in a terminal, rare in chat and code (unlike brackets), and easy for the
 web page to turn into ``<mark>`` after HTML-escaping. So that every ``«`` in a
@@ -16,6 +28,7 @@ come out as ``‹`` and ``›``.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import replace
@@ -24,7 +37,11 @@ from datetime import datetime
 from sqlalchemy import Connection, text
 
 from hermes.errors import InvalidInput
+from hermes.store import vectors
+from hermes.store.literal import SPECIAL, query_literals
 from hermes.store.values import SearchHit, aware_utc, db_time
+
+log = logging.getLogger(__name__)
 
 MARK_START = "«"
 MARK_END = "»"
@@ -40,9 +57,23 @@ ROLES = ("user", "assistant", "tool", "summary")
 COMMON_MATCHES = 10_000
 RECENT_WINDOW = 10_000
 CANDIDATES = 50
+# Fusion (tuned on bench/bench_recall.py's set, see README).
+CONTEXT_WEIGHT = 0.35
+LEXICAL_WEIGHT = 0.5
+SEMANTIC_WEIGHT = 1.0
+# A message found by meaning alone must be at least this similar to the query.
+SEMANTIC_FLOOR = 0.2
+SEMANTIC_CANDIDATES = 50
+# Above this many messages the context index re-scores candidates but proposes
+# none of its own, except for CJK and emoji (see _proposes_candidates).
+CONTEXT_PROPOSES_BELOW = 200_000
+# ...and then only with words in fewer messages than this.
+CONTEXT_COMMON = 1_000
+HEAD_CHARS = 120
 
 _PHRASE = re.compile(r'"([^"]*)"')
 _WORD = re.compile(r"\w+")
+_PREFIX = re.compile(r"(\w+)\*")
 
 _STOP_TEXT = """
     a about above after again against all am an and any are aren as at be because been
@@ -68,6 +99,12 @@ def build_match_query(query: str) -> str | None:
 
 def query_terms(query: str) -> list[str]:
     """The quoted FTS5 strings (words and phrases) a free-text query searches for."""
+    return _parse(query)[0]
+
+
+def _parse(query: str) -> tuple[list[str], set[str]]:
+    """The query's terms, and which of them are phrases the user quoted (those
+    must be in the message's own text: a neighbour's words never satisfy them)."""
     phrases: list[list[str]] = []
 
     def take_phrase(match: re.Match) -> str:
@@ -76,21 +113,29 @@ def query_terms(query: str) -> list[str]:
             phrases.append(words)
         return " "
 
+    literal_terms, query = query_literals(query)
     rest = _PHRASE.sub(take_phrase, query)
+    prefixes = [w.lower() for w in _PREFIX.findall(rest) if len(w) >= 2]
+    rest = _PREFIX.sub(" ", rest)
     words = [w.lower() for w in _WORD.findall(rest)]
     kept = [w for w in words if w not in STOP_WORDS and (len(w) > 1 or w.isdigit())]
-    if not kept and not phrases:
+    if not kept and not phrases and not prefixes and not literal_terms:
         # "who are you" is all stop words; searching them beats finding nothing.
         kept = words
 
     terms: list[str] = []
     for words_of_phrase in phrases:
         terms.append(_quote(" ".join(words_of_phrase)))
+    for literal in literal_terms:
+        terms.append(_quote(literal))
+    for prefix in prefixes:
+        terms.append(_quote(prefix) + "*")
     for word in kept:
         quoted = _quote(word)
         if quoted not in terms:
             terms.append(quoted)
-    return terms[:MAX_TERMS]
+    quoted = {_quote(" ".join(words_of_phrase)) for words_of_phrase in phrases}
+    return list(dict.fromkeys(terms))[:MAX_TERMS], quoted
 
 
 def _quote(words: str) -> str:
@@ -108,17 +153,23 @@ def search(
     role: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    embedder=None,
+    database: str = "",
 ) -> list[SearchHit]:
-    """Best matches first: messages and session titles/summaries, one ranked list."""
+    """Best matches first: messages and session titles/summaries, one ranked list.
+
+    ``embedder`` (an :class:`~hermes.embeddings.Embedder`) adds the semantic
+    ranking; ``database`` names the database for the in-process vector cache.
+    """
     if role is not None and role not in ROLES:
         raise InvalidInput(f"Unknown role {role!r}: use one of {', '.join(ROLES)}.")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    terms = query_terms(query or "")
+    terms, quoted = _parse(query or "")
     if not terms:
         return []
     params = {
         "match": " OR ".join(terms),
-        "limit": limit,
+        "limit": max(CANDIDATES, 3 * limit),
         "session_id": session_id,
         "role": role,
         "since": db_time(since) if since else None,
@@ -129,19 +180,284 @@ def search(
         "tokens": SNIPPET_TOKENS,
     }
     hits: list[SearchHit] = []
+    best = 0.0
+    fill = 0.0
     if role != "summary":
-        hits += _message_hits(connection, params, terms)
+        lexical, found = _lexical(connection, params, terms, quoted)
+        semantic = _semantic(connection, query, params, embedder, database, lexical)
+        best = max(lexical.values(), default=0.0)
+        calibrate = _calibration(semantic)
+        # Not yet embedded: as similar as the embedded lexical candidates on average.
+        known = [calibrate(semantic[i]) for i in lexical if i in semantic]
+        fill = sum(known) / len(known) if known else 0.0
+        ranked = sorted(semantic.items(), key=lambda item: item[1], reverse=True)
+        scores = {
+            message_id: _fused(
+                score, best, calibrate(semantic[message_id]) if message_id in semantic else fill
+            )
+            for message_id, score in lexical.items()
+        }
+        for message_id, cosine in ranked[:SEMANTIC_CANDIDATES]:
+            if message_id not in scores and cosine >= SEMANTIC_FLOOR:
+                scores[message_id] = _fused(0.0, best, calibrate(cosine))
+        top = sorted(scores, key=lambda i: (scores[i], i), reverse=True)[:limit]
+        hits += _message_results(connection, top, scores, found, params, query)
     if role in (None, "summary"):
         # A session without a summary matches only on its title, which is usually
         # its first message: already a hit of its own, so don't list it twice.
-        found = {hit.session_id for hit in hits}
+        sessions = {hit.session_id for hit in hits}
+        raw = _session_hits(connection, {**params, "limit": limit})
+        best = best or max((hit.score for hit, _ in raw), default=0.0)
         hits += [
-            hit
-            for hit, has_summary in _session_hits(connection, params)
-            if has_summary or hit.session_id not in found
+            replace(hit, score=round(_fused(hit.score, best, fill), 4))
+            for hit, has_summary in raw
+            if has_summary or hit.session_id not in sessions
         ]
     hits.sort(key=lambda hit: hit.score, reverse=True)
     return hits[:limit]
+
+
+def _fused(lexical: float, best: float, similarity: float) -> float:
+    return LEXICAL_WEIGHT * (lexical / best if best > 0 else 0.0) + SEMANTIC_WEIGHT * similarity
+
+
+def _calibration(semantic: dict[int, float]):
+    """Cosines mapped so the best candidate is 1 and the SEMANTIC_CANDIDATES-th is 0.
+
+    Raw cosines of one model sit in a narrow band (0.3-0.6 for everything
+    vaguely on topic), so added to a 0-1 lexical score they would barely
+    count; what matters is how a message compares with the other candidates.
+    """
+    if not semantic:
+        return lambda cosine: 0.0
+    ordered = sorted(semantic.values(), reverse=True)
+    top = ordered[0]
+    low = ordered[min(len(ordered), SEMANTIC_CANDIDATES) - 1]
+    spread = top - low
+    if spread <= 1e-6:
+        return lambda cosine: 1.0 if cosine >= top else 0.0
+    return lambda cosine: max(0.0, (cosine - low) / spread)
+
+
+def _lexical(
+    connection: Connection, params: dict, terms: list[str], quoted: set[str]
+) -> tuple[dict[int, float], dict[int, SearchHit]]:
+    """Lexical scores of the candidate messages (own text plus weighted context),
+    and the hits (with FTS5 snippets) of those whose own text matched."""
+    found = {hit.message_id: hit for hit in _message_hits(connection, params, terms)}
+    scores = {message_id: hit.score for message_id, hit in found.items()}
+    context_terms = [term for term in terms if term not in quoted]
+    context = _context_scores(connection, params, context_terms)
+    missing_context = [i for i in found if i not in context]
+    if missing_context and context_terms:
+        context.update(_context_scores(connection, params, context_terms, rowids=missing_context))
+    missing_own = [i for i in context if i not in found]
+    if missing_own:
+        scores.update(_own_scores(connection, params, missing_own))
+    for message_id, score in context.items():
+        scores[message_id] = scores.get(message_id, 0.0) + CONTEXT_WEIGHT * score
+    return scores, found
+
+
+def _filters(params: dict) -> str:
+    """SQL conditions on ``m`` (the messages row) for the search's filters."""
+    filters = []
+    if params["session_id"] is not None:
+        filters.append("AND m.session_id = :session_id")
+    if params["role"] is not None:
+        filters.append("AND m.role = :role")
+    if params["since"] is not None:
+        filters.append("AND m.created_at >= :since")
+    if params["until"] is not None:
+        filters.append("AND m.created_at < :until")
+    return " ".join(filters)
+
+
+def _context_scores(
+    connection: Connection, params: dict, terms: list[str], rowids: list[int] | None = None
+) -> dict[int, float]:
+    """BM25 of the context index (title, date, speaker, neighbours, CJK, emoji).
+
+    Words common enough to make BM25 slow (see _message_hits) are left out
+    here: they say little about context anyway.
+    """
+    rare = [term for term in terms if not _common(connection, params, term)]
+    if not rare:
+        return {}
+    if rowids is None:
+        if not _proposes_candidates(connection, params, rare):
+            return {}
+        # Proposing ranks every match: leave out words too frequent to say much.
+        rare = [term for term in rare if not _common(connection, params, term, CONTEXT_COMMON)]
+        if not rare:
+            return {}
+    listed = ""
+    if rowids is not None:
+        listed = "AND c.rowid IN (" + ",".join(str(int(i)) for i in rowids) + ")"
+    filters = _filters(params)
+    join = "JOIN messages m ON m.id = c.rowid" if filters else ""
+    rows = connection.execute(
+        text(
+            f"SELECT c.rowid AS id, c.rank AS rank FROM messages_context_fts c {join} "
+            f"WHERE messages_context_fts MATCH :match {listed} {filters} "
+            "ORDER BY c.rank LIMIT :limit"
+        ),
+        {**params, "match": " OR ".join(rare)},
+    ).all()
+    return {row.id: -row.rank for row in rows}
+
+
+def _proposes_candidates(connection: Connection, params: dict, rare: list[str]) -> bool:
+    """Whether the context index proposes candidates of its own, or only re-scores
+    the others'. Neighbours triple a word's matches, so over a large history
+    ranking them all would double the search's cost; there the semantic side
+    (whose vectors include the turn before) finds replies by their context,
+    and the context index only proposes for CJK and emoji, which nothing else finds."""
+    if any(SPECIAL.search(term) or term.startswith('"emoji') for term in rare):
+        return True
+    newest = connection.execute(text("SELECT max(id) FROM messages")).scalar() or 0
+    return newest <= CONTEXT_PROPOSES_BELOW
+
+
+def _common(connection: Connection, params: dict, term: str, cap: int | None = None) -> bool:
+    """_is_common (at ``cap`` matches, default COMMON_MATCHES), remembered for this search."""
+    cap = cap or COMMON_MATCHES
+    memo = params.setdefault("_common", {})
+    if (term, cap) not in memo:
+        memo[(term, cap)] = _is_common(connection, term, cap)
+    return memo[(term, cap)]
+
+
+def _own_scores(connection: Connection, params: dict, rowids: list[int]) -> dict[int, float]:
+    """BM25 of the messages' own text, for candidates found through their context."""
+    listed = ",".join(str(int(i)) for i in rowids)
+    rows = connection.execute(
+        text(
+            "SELECT rowid AS id, rank FROM messages_fts "
+            f"WHERE messages_fts MATCH :match AND rowid IN ({listed})"
+        ),
+        params,
+    ).all()
+    return {row.id: -row.rank for row in rows}
+
+
+def _semantic(
+    connection: Connection,
+    query: str,
+    params: dict,
+    embedder,
+    database: str,
+    lexical: dict[int, float],
+) -> dict[int, float]:
+    """Cosine similarity to the query of the nearest messages and of every lexical
+    candidate that has a vector. Empty without an embedder or any vectors."""
+    if embedder is None:
+        return {}
+    from hermes.embeddings import EmbeddingError
+
+    try:
+        query_vector = embedder.embed_one(query)
+    except EmbeddingError as exc:
+        log.warning("semantic search skipped: %s", exc)
+        return {}
+    if not query_vector.any():
+        return {}
+    space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
+    if space is None:
+        return {}
+    cache = vectors.cache_for(database, space, embedder.dim)
+    cache.refresh(connection, space)
+    band = None
+    if params["session_id"] is not None:
+        low, high = connection.execute(
+            text("SELECT min(id), max(id) FROM messages WHERE session_id = :session_id"), params
+        ).one()
+        if low is None:
+            return {}
+        band = (low, high)
+    found = cache.nearest(query_vector, SEMANTIC_CANDIDATES * 4, band)
+    found.update(cache.cosines(query_vector, [i for i in lexical if i not in found]))
+    filters = _filters(params)
+    nearest_only = [i for i in found if i not in lexical]
+    if filters and nearest_only:
+        # Lexical candidates were filtered in SQL already; filter the rest the same way.
+        listed = ",".join(str(int(i)) for i in nearest_only)
+        allowed = set(
+            connection.execute(
+                text(f"SELECT m.id FROM messages m WHERE m.id IN ({listed}) {filters}"), params
+            ).scalars()
+        )
+        found = {i: c for i, c in found.items() if i in lexical or i in allowed}
+    return found
+
+
+def _message_results(
+    connection: Connection,
+    ids: list[int],
+    scores: dict[int, float],
+    found: dict[int, SearchHit],
+    params: dict,
+    query: str,
+) -> list[SearchHit]:
+    """Hits for the chosen message ids: FTS5's snippet where the message's own
+    words matched, else the part of the message that matches literally (CJK,
+    emoji, prefixes), else its beginning."""
+    if not ids:
+        return []
+    listed = ",".join(str(int(i)) for i in ids)
+    rows = {
+        row.id: row
+        for row in connection.execute(
+            text(
+                "SELECT m.id, m.session_id, m.role, m.created_at, m.content, s.title "
+                f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({listed})"
+            )
+        )
+    }
+    hits = []
+    for message_id in ids:
+        row = rows.get(message_id)
+        if row is None:
+            continue
+        known = found.get(message_id)
+        snippet = known.snippet if known is not None else _plain_snippet(row.content, query)
+        hits.append(
+            SearchHit(
+                session_id=row.session_id,
+                session_title=row.title,
+                message_id=row.id,
+                role=row.role,
+                snippet=snippet,
+                created_at=aware_utc(row.created_at),
+                score=round(scores[message_id], 4),
+            )
+        )
+    return hits
+
+
+def _plain_snippet(content: str, query: str) -> str:
+    """A snippet made here: around the first literal match of a query piece
+    (a CJK run, an emoji, a word or prefix of 3+ letters), marked; else the start."""
+    content = " ".join((content or "").split())
+    pieces = [match.group() for match in re.finditer(f"{SPECIAL.pattern}+", query)]
+    pieces += [w for w in _WORD.findall(SPECIAL.sub(" ", query)) if len(w) >= 3]
+    lowered = content.lower()
+    for piece in pieces:
+        at = lowered.find(piece.lower())
+        if at < 0:
+            continue
+        begin = max(0, at - HEAD_CHARS // 2)
+        end = min(len(content), at + len(piece) + HEAD_CHARS // 2)
+        before = content[begin:at].translate(_LOOKALIKES)
+        marked = content[at : at + len(piece)].translate(_LOOKALIKES)
+        after = content[at + len(piece) : end].translate(_LOOKALIKES)
+        return (
+            (ELLIPSIS if begin else "")
+            + f"{before}{MARK_START}{marked}{MARK_END}{after}"
+            + (ELLIPSIS if end < len(content) else "")
+        )
+    head = content[:HEAD_CHARS].translate(_LOOKALIKES)
+    return head + (ELLIPSIS if len(content) > HEAD_CHARS else "")
 
 
 def _message_hits(connection: Connection, params: dict, terms: list[str]) -> list[SearchHit]:
@@ -164,7 +480,7 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
         return _ranked(
             connection, {**params, "low": low, "high": high}, "rowid BETWEEN :low AND :high"
         )
-    common = [term for term in terms if _is_common(connection, term)]
+    common = [term for term in terms if _common(connection, params, term)]
     if not common:
         return _ranked(connection, params)
     newest = connection.execute(text("SELECT max(id) FROM messages")).scalar() or 0
@@ -198,16 +514,17 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
     return rescored[: params["limit"]]
 
 
-def _is_common(connection: Connection, term: str) -> bool:
-    """Whether ``term`` is in at least COMMON_MATCHES messages (stops counting there)."""
+def _is_common(connection: Connection, term: str, cap: int | None = None) -> bool:
+    """Whether ``term`` is in at least ``cap`` (COMMON_MATCHES) messages (stops counting there)."""
+    cap = cap or COMMON_MATCHES
     found = connection.execute(
         text(
             "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH :term "
             "LIMIT :cap)"
         ),
-        {"term": term, "cap": COMMON_MATCHES},
+        {"term": term, "cap": cap},
     ).scalar()
-    return found >= COMMON_MATCHES
+    return found >= cap
 
 
 def _ranked(

@@ -8,6 +8,7 @@ server write at the same moment without "database is locked".
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -47,6 +48,9 @@ from hermes.store.values import (
     tool_calls_to_json,
 )
 
+log = logging.getLogger(__name__)
+_UNSET = object()
+
 ROLES = ("user", "assistant", "tool")
 SOURCES = ("cli", "web", "import")
 MAX_PAGE = 200
@@ -58,6 +62,9 @@ class Store:
     def __init__(self, engine: Engine, config: Config):
         self.engine = engine
         self.config = config
+        # Recall's semantic layer: built on first use (see the embedder property).
+        self._embedder = _UNSET
+        self._indexer = None
 
     @classmethod
     def open(cls, config: Config, *, upgrade: bool = True) -> Store:
@@ -111,8 +118,81 @@ class Store:
         return cls(engine, config)
 
     def close(self) -> None:
-        """Release every pooled connection."""
+        """Stop the background indexer and release every pooled connection."""
+        if self._indexer is not None:
+            self._indexer.stop()
         self.engine.dispose()
+
+    # ---- recall: embeddings -------------------------------------------------
+
+    @property
+    def embedder(self):
+        """The configured Embedder (None when HERMES_EMBEDDINGS=off or it cannot load)."""
+        if self._embedder is _UNSET:
+            from hermes.embeddings import EmbeddingError, make_embedder
+
+            try:
+                self._embedder = make_embedder(self.config)
+            except EmbeddingError as exc:
+                log.warning("semantic search is off: %s", exc)
+                self._embedder = None
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, value) -> None:
+        if self._indexer is not None:
+            self._indexer.stop()
+            self._indexer = None
+        self._embedder = value
+
+    def start_indexing(self, *, delay: float | None = None) -> None:
+        """Embed new messages in a background thread a moment after they are stored
+        (surfaces call this; a bare Store only embeds on :meth:`reindex`)."""
+        from hermes.store.indexer import START_DELAY, BackgroundIndexer
+
+        if self._indexer is None and self.embedder is not None:
+            self._indexer = BackgroundIndexer(
+                self.engine, self.embedder, delay=START_DELAY if delay is None else delay
+            )
+        self._poke()
+
+    def wait_indexed(self, timeout: float = 60.0) -> bool:
+        """Block until the background indexer has nothing left (True) or timeout."""
+        return self._indexer is None or self._indexer.wait_idle(timeout)
+
+    def reindex(self, *, batch: int | None = None):
+        """Embed every message that has no vector yet; yields Progress (resumable)."""
+        from hermes.store import indexer
+
+        if self.embedder is None:
+            return iter(())
+        return indexer.reindex(self.engine, self.embedder, batch=batch or indexer.BATCH)
+
+    def index_status(self) -> tuple[int, int]:
+        """(messages with a vector in the current space, messages to embed in all)."""
+        from sqlalchemy import text
+
+        from hermes.store import indexer, vectors
+
+        if self.embedder is None:
+            return 0, 0
+        with read_transaction(self.engine) as connection:
+            space = vectors.space_id(
+                connection, self.embedder.space, self.embedder.dim, create=False
+            )
+            total = connection.execute(
+                text(
+                    "SELECT count(*) FROM messages WHERE role IN ('user', 'assistant') "
+                    "AND content != ''"
+                )
+            ).scalar()
+        if space is None:
+            return 0, total
+        return total - indexer.pending_count(self.engine, space), total
+
+    def _poke(self) -> None:
+        if self._indexer is not None:
+            self._indexer.poke()
 
     def __enter__(self) -> Store:
         return self
@@ -263,6 +343,7 @@ class Store:
                 .where(sessions_table.c.id == session_id)
                 .values(message_count=count + 1, updated_at=now)
             )
+        self._poke()
         return StoredMessage(message_id, session_id, now, message, turn_id)
 
     def messages(
@@ -593,6 +674,7 @@ class Store:
         until: datetime | None = None,
     ) -> list[SearchHit]:
         """Search every message and session summary; any text is a valid query."""
+        self._poke()
         with read_transaction(self.engine) as connection:
             return search_module.search(
                 connection,
@@ -602,6 +684,8 @@ class Store:
                 role=role,
                 since=since,
                 until=until,
+                embedder=self.embedder,
+                database=str(self.engine.url.database),
             )
 
     # ---- bulk -------------------------------------------------------------
@@ -629,7 +713,9 @@ class Store:
         ``hermes.store.bulk``.
         """
         with write_transaction(self.engine) as connection:
-            return bulk.add_records(connection, records)
+            outcomes = bulk.add_records(connection, records)
+        self._poke()
+        return outcomes
 
     def iter_messages(self, session_id: int, *, batch: int = 500) -> Iterator[StoredMessage]:
         """All of a session's messages, fetched in batches (exports of long sessions)."""

@@ -4,7 +4,7 @@ A nullable JSON text column ``messages.approval`` (who decided, when, what);
 older messages have none. Plain ADD COLUMN: no table rebuild, no FTS change.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-12-01
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fakes import llm_validate
+from tests.fakes import embeddings_wire, llm_validate
 from tests.fakes import llm_wire as wf
 
 EXHAUSTED = "fake LLM: script exhausted (no reply queued for this request)"
@@ -373,6 +373,10 @@ class _Handler(BaseHTTPRequestHandler):
 
         headers = {k.lower(): v for k, v in self.headers.items()}
         self.fake.record(RecordedRequest("POST", self.path, headers, body, raw))
+        if path.endswith("/embeddings"):
+            # Recall: deterministic vectors, no script needed (see embeddings_wire.py).
+            self._json(*embeddings_wire.respond(body))
+            return
         wire = wf.wire_for_path(path)
         if wire is None:
             self._json(404, {"error": {"message": f"fake LLM: no route for POST {self.path}"}})

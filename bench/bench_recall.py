@@ -1,0 +1,159 @@
+"""Recall on the harder set: memory recall@5/@10 per question type, and skill hit rate.
+
+The data comes from bench/make_recall_eval.py (regenerated in memory, so the
+bench always measures the generator's current set). Memory questions go
+verbatim through ``Store.search`` (what the tool, CLI and API use); a skill
+task counts as a hit when the right skill is among the skills the agent puts
+in the prompt for that message (``SkillManager.relevant``).
+
+    python bench/bench_recall.py [-v] [--lexical-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from make_recall_eval import build_memory, build_skills  # noqa: E402
+
+from hermes.config import Config  # noqa: E402
+from hermes.embeddings import make_embedder  # noqa: E402
+from hermes.messages import Message  # noqa: E402
+from hermes.skills import SkillManager  # noqa: E402
+from hermes.store import SessionRecord, Store  # noqa: E402
+
+
+def open_store(config: Config) -> Store:
+    return Store.open(config)
+
+
+def finish_indexing(store: Store) -> None:
+    """Embed everything before asking (the background indexer would, a moment later)."""
+    reindex = getattr(store, "reindex", None)
+    if reindex is not None:
+        for _ in reindex():
+            pass
+
+
+def load_memory(store: Store, data: dict) -> dict:
+    labels = {}
+    for session in data["sessions"]:
+        when = datetime.fromisoformat(session["created_at"])
+        session_id = store.add_session_record(
+            SessionRecord(
+                title=session["title"],
+                created_at=when,
+                updated_at=when,
+                messages=[(Message(m["role"], m["content"]), when) for m in session["messages"]],
+            )
+        )
+        for index, stored in enumerate(store.messages(session_id)):
+            labels[(session["key"], index)] = stored.id
+    return labels
+
+
+def evaluate_memory(store: Store, data: dict, labels: dict, verbose: bool) -> dict:
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+    for question in data["questions"]:
+        wanted = {labels[(key, index)] for key, index in question["evidence"]}
+        found = [hit.message_id for hit in store.search(question["question"], limit=10)]
+        for kind in (question["type"], "all"):
+            totals[kind][0] += len(wanted & set(found[:5])) / len(wanted)
+            totals[kind][1] += len(wanted & set(found[:10])) / len(wanted)
+            totals[kind][2] += 1
+        if verbose and not wanted & set(found[:10]):
+            print(f"  miss@10 [{question['type']}]: {question['question']}")
+    return {kind: (r5 / n, r10 / n, n) for kind, (r5, r10, n) in totals.items()}
+
+
+def evaluate_skills(
+    manager: SkillManager, data: dict, limit: int, verbose: bool
+) -> tuple[int, float]:
+    hits = 0
+    started = time.perf_counter()
+    for task in data["tasks"]:
+        chosen = [skill.name for skill in manager.relevant(task["task"], limit=limit)]
+        if task["skill"] in chosen:
+            hits += 1
+        elif verbose:
+            print(f"  skill miss: {task['task']!r} -> {chosen[:3]}")
+    per_task_ms = (time.perf_counter() - started) / len(data["tasks"]) * 1000
+    return hits, per_task_ms
+
+
+def install_skills(manager: SkillManager, data: dict) -> None:
+    for skill in data["skills"]:
+        manager.create(
+            skill["name"], skill["description"], skill["body"], triggers=skill["triggers"]
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--embeddings",
+        choices=["local", "fast", "off"],
+        default="local",
+        help="the memory embedder (HERMES_EMBEDDINGS); skills always use the local choice",
+    )
+    args = parser.parse_args()
+    memory = build_memory()
+    skills = build_skills()
+    messages = sum(len(s["messages"]) for s in memory["sessions"])
+    lives = sorted({s["life"] for s in memory["sessions"]})
+    print(
+        f"memory: {len(lives)} users, {len(memory['sessions'])} sessions, {messages} messages, "
+        f"{len(memory['questions'])} questions"
+    )
+    results: dict[str, list] = defaultdict(lambda: [0.0, 0.0, 0])
+    with tempfile.TemporaryDirectory() as tmp:
+        for life in lives:
+            home = Path(tmp) / f"user{life}"
+            part = {
+                "sessions": [s for s in memory["sessions"] if s["life"] == life],
+                "questions": [q for q in memory["questions"] if q["life"] == life],
+            }
+            config = Config(
+                home=home,
+                workspace=home,
+                database_url=f"sqlite:///{home / 'hermes.db'}",
+                embeddings=args.embeddings,
+            )
+            with open_store(config) as store:
+                labels = load_memory(store, part)
+                finish_indexing(store)
+                for kind, (r5, r10, n) in evaluate_memory(
+                    store, part, labels, args.verbose
+                ).items():
+                    results[kind][0] += r5 * n
+                    results[kind][1] += r10 * n
+                    results[kind][2] += n
+        results = {kind: (r5 / n, r10 / n, n) for kind, (r5, r10, n) in results.items()}
+        print(f"{'type':<12} {'n':>4} {'R@5':>6} {'R@10':>6}")
+        for kind in sorted(results, key=lambda k: (k == "all", k)):
+            r5, r10, n = results[kind]
+            print(f"{kind:<12} {n:>4} {r5 * 100:6.1f} {r10 * 100:6.1f}")
+        manager = SkillManager(
+            Path(tmp) / "skills",
+            embedder=make_embedder(config.with_overrides(embeddings="local"), "skills"),
+        )
+        install_skills(manager, skills)
+        hits, per_task_ms = evaluate_skills(manager, skills, config.skills_in_prompt, args.verbose)
+        print(
+            f"skills: {len(skills['skills'])} installed, right skill in the prompt for "
+            f"{hits}/{len(skills['tasks'])} tasks ({per_task_ms:.1f} ms per task)"
+        )
+
+
+if __name__ == "__main__":
+    main()

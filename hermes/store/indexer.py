@@ -1,0 +1,194 @@
+"""Writing message vectors: the resumable backfill (``hermes db reindex``) and the
+background indexer that embeds new messages a moment after they are stored.
+
+Both do the same thing: take the oldest messages of the current vector space
+that have no vector yet, embed a batch, and store the vectors in one short
+write transaction. Nothing else is remembered, so either can stop at any
+moment and the next run resumes where it stopped. A vector is stored only if
+the message still has the text that was embedded (a streaming answer may
+have grown meanwhile; its vector is then made on the next pass).
+
+Search never waits for this: messages without a vector are found by the
+lexical index alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, text
+
+from hermes.embeddings import Embedder, EmbeddingError
+from hermes.store import vectors
+from hermes.store.engine import read_transaction, write_transaction
+
+log = logging.getLogger(__name__)
+
+BATCH = 256
+# What a message's vector is made of: the start of the turn before it (a reply
+# like "Love it, going with that" means what it answers) and the message itself.
+PREVIOUS_CHARS = 200
+PENDING = """
+    FROM messages m
+    WHERE m.role IN ('user', 'assistant') AND m.content != ''
+      AND NOT EXISTS (
+        SELECT 1 FROM message_vectors v WHERE v.space_id = :space AND v.message_id = m.id
+      )
+"""
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def remaining_seconds(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+
+def ensure_space(engine: Engine, embedder: Embedder) -> int:
+    with write_transaction(engine) as connection:
+        return vectors.space_id(connection, embedder.space, embedder.dim, create=True)
+
+
+def pending_count(engine: Engine, space: int) -> int:
+    with read_transaction(engine) as connection:
+        return connection.execute(text(f"SELECT count(*) {PENDING}"), {"space": space}).scalar()
+
+
+def embed_batch(
+    engine: Engine, embedder: Embedder, space: int, after: int, batch: int = BATCH
+) -> tuple[int, int]:
+    """Embed up to ``batch`` pending messages with ids above ``after``: how many
+    were looked at, and the last id (0, 0 when nothing was pending)."""
+    with read_transaction(engine) as connection:
+        rows = connection.execute(
+            text(
+                "SELECT m.id, m.content, "
+                f"(SELECT substr(p.content, 1, {PREVIOUS_CHARS}) FROM messages p "
+                " WHERE p.session_id = m.session_id AND p.position = m.position - 1 "
+                "   AND p.role != 'tool') AS previous "
+                f"{PENDING} AND m.id > :after ORDER BY m.id LIMIT :batch"
+            ),
+            {"space": space, "after": after, "batch": batch},
+        ).all()
+    if not rows:
+        return 0, 0
+    embedded = embedder.embed([embedding_text(row.content, row.previous) for row in rows])
+    blobs = vectors.quantize(embedded)
+    with write_transaction(engine) as connection:
+        connection.execute(
+            text(
+                "INSERT OR IGNORE INTO message_vectors(space_id, message_id, vector) "
+                "SELECT :space, id, :vector FROM messages WHERE id = :id AND content = :content"
+            ),
+            [
+                {"space": space, "id": row.id, "vector": blob, "content": row.content}
+                for row, blob in zip(rows, blobs, strict=True)
+            ],
+        )
+    return len(rows), rows[-1].id
+
+
+def embedding_text(content: str, previous: str | None) -> str:
+    if previous:
+        return f"{previous}\n{content}"
+    return content
+
+
+def reindex(engine: Engine, embedder: Embedder, *, batch: int = BATCH) -> Iterator[Progress]:
+    """Embed every message that has no vector in the embedder's space, yielding progress."""
+    space = ensure_space(engine, embedder)
+    total = pending_count(engine, space)
+    started = time.perf_counter()
+    done = 0
+    after = 0
+    yield Progress(0, total, 0.0)
+    while True:
+        count, after = embed_batch(engine, embedder, space, after, batch)
+        if not count:
+            break
+        done += count
+        # Messages added meanwhile are embedded too: let the total grow with them.
+        total = max(total, done)
+        yield Progress(done, total, time.perf_counter() - started)
+
+
+START_DELAY = 3.0
+
+
+class BackgroundIndexer:
+    """A daemon thread that embeds pending messages whenever it is poked.
+
+    It starts working ``delay`` seconds after the first poke, so a one-shot
+    command (``hermes chat -q``, ``hermes search``) finishes and exits without
+    competing with it; the REPL and the web server, which live on, embed.
+    """
+
+    def __init__(self, engine: Engine, embedder: Embedder, *, delay: float = START_DELAY):
+        self.engine = engine
+        self.embedder = embedder
+        self.delay = delay
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def poke(self) -> None:
+        """There may be new messages: embed them soon."""
+        with self._lock:
+            self._idle.clear()
+            self._wake.set()
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="hermes-indexer", daemon=True
+                )
+                self._thread.start()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until nothing is pending (tests, benches); False on timeout."""
+        return self._idle.wait(timeout)
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            if self._stop.wait(self.delay):
+                return
+            space = ensure_space(self.engine, self.embedder)
+            while not self._stop.is_set():
+                self._wake.clear()
+                after = 0
+                while not self._stop.is_set():
+                    count, after = embed_batch(self.engine, self.embedder, space, after)
+                    if not count:
+                        break
+                with self._lock:
+                    if not self._wake.is_set():
+                        # Nothing new arrived while we worked: sleep until poked.
+                        self._idle.set()
+                        self._thread = None
+                        return
+        except EmbeddingError as exc:
+            log.warning("background indexing stopped: %s", exc)
+        except Exception:  # never let vectors take the process down
+            log.exception("background indexing failed")
+        finally:
+            self._idle.set()
