@@ -77,6 +77,9 @@ def get_session(session_id: int):
         messages, has_more = store.message_page(session_id, before=before, after=after, limit=limit)
     except NotFound as exc:
         raise ApiError(400, "invalid", exc.message, field="before" if before else "after") from None
+    # Where the model's view was summarized: the page marks "earlier messages summarized"
+    # after each through_message_id (compactions that only shortened tool output are left out).
+    session["compactions"] = [c.to_dict() for c in store.compactions(session_id) if c.summary]
     return {
         "session": session,
         "messages": [stored.to_dict() for stored in messages],

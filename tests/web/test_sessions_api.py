@@ -264,3 +264,25 @@ def test_a_session_without_its_own_model_shows_the_configured_one(make_app):
     store.create_session(title="pinned", source="cli", model="other-model")
     models = {s["title"]: s["model"] for s in api.get("/api/sessions").json["sessions"]}
     assert models == {"cli": "claude-test-model", "pinned": "other-model"}
+
+
+def test_a_summarized_session_lists_its_compactions_and_usage(api, app_store):
+    session = app_store.create_session()
+    ids = [
+        app_store.add_message(session.id, Message(role=role, content=f"message {n}")).id
+        for n, role in enumerate(["user", "assistant"] * 3)
+    ]
+    # A prune-only compaction (no summary) draws no marker; a summarizing one does.
+    app_store.add_compaction(
+        session.id, through_message_id=ids[1], pruned_through_id=ids[1], summary=None
+    )
+    app_store.add_compaction(
+        session.id, through_message_id=ids[3], pruned_through_id=ids[3], summary="- asked: x",
+        messages_covered=3, tokens_before=900, tokens_after=200,
+    )  # fmt: skip
+    body = api.get(f"/api/sessions/{session.id}").json
+    [marker] = body["session"]["compactions"]
+    assert marker["through_message_id"] == ids[3] and marker["messages_covered"] == 3
+    assert "summary" not in marker  # the summary is the model's view, not the transcript
+    assert set(body["session"]["usage"]) >= {"input_tokens", "output_tokens", "cost_usd"}
+    assert [m["id"] for m in body["messages"]] == ids  # every message is still shown
