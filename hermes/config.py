@@ -344,6 +344,14 @@ def is_hermes_variable(name: str) -> bool:
     return name.startswith("HERMES_") or name in PROJECT_DOTENV_VARIABLES
 
 
+def _float(raw: str) -> float:
+    """``raw`` as a float; NaN when it is not a number (callers reject NaN with their message)."""
+    try:
+        return float(raw)
+    except ValueError:
+        return math.nan
+
+
 class _Env:
     """Typed reads with error messages that name the variable."""
 
@@ -374,10 +382,7 @@ class _Env:
         raw = self.get(name)
         if raw is None:
             return default
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
+        value = _float(raw)
         if not math.isfinite(value):
             raise ConfigError(f"{name} must be a number of seconds, not {raw!r}.")
         if value <= 0:
@@ -402,10 +407,7 @@ class _Env:
         raw = self.get(name)
         if raw is None:
             return None
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
+        value = _float(raw)
         if not math.isfinite(value) or value <= 0:
             raise ConfigError(f"{name} must be a number above 0, not {raw!r} (or unset it).")
         return value
@@ -414,10 +416,7 @@ class _Env:
         raw = self.get(name)
         if raw is None:
             return default
-        try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
+        value = _float(raw)
         if not 0.2 <= value <= 0.95:
             raise ConfigError(f"{name} must be a fraction between 0.2 and 0.95, not {raw!r}.")
         return value
