@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import insert  # noqa: E402
 
 from hermes.config import Config  # noqa: E402
-from hermes.store import Store  # noqa: E402
+from hermes.store import Store, deferred_index  # noqa: E402
 from hermes.store.engine import write_transaction  # noqa: E402
 from hermes.store.importers import import_file  # noqa: E402
 from hermes.store.models import messages_table, sessions_table  # noqa: E402
@@ -110,7 +110,8 @@ def build_database(store: Store, total: int, per_session: int, maker: TextMaker)
     batch_messages: list[dict] = []
 
     def flush() -> None:
-        with write_transaction(store.engine) as connection:
+        # Index rows written per batch, as imports write them (see store/deferred_index.py).
+        with write_transaction(store.engine) as connection, deferred_index.deferred(connection):
             connection.execute(insert(sessions_table), batch_sessions)
             connection.execute(insert(messages_table), batch_messages)
         batch_sessions.clear()

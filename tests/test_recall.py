@@ -515,11 +515,11 @@ def test_skill_selection_survives_a_failing_endpoint(config, fake_llm):
 
 
 def test_databases_without_the_function_fail_clearly(config):
-    """Outside Hermes (plain sqlite3) the triggers need hermes_literal(): writes say so."""
+    """Outside Hermes (plain sqlite3) the triggers need its functions: writes say so."""
     Store.open(config).close()
     raw = sqlite3.connect(config.database_url.removeprefix("sqlite:///"))
     try:
-        with pytest.raises(sqlite3.OperationalError, match="hermes_literal"):
+        with pytest.raises(sqlite3.OperationalError, match="hermes_literal|hermes_index_live"):
             raw.execute(
                 "INSERT INTO sessions(uid, source, created_at, updated_at, message_count) "
                 "VALUES ('x', 'cli', '2024-01-01', '2024-01-01', 0)"

@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import Connection, insert, or_, select, update
 
 from hermes.messages import Message
+from hermes.store import deferred_index
 from hermes.store.models import messages_table, sessions_table
 from hermes.store.values import aware_utc, db_time, tool_calls_from_json, tool_calls_to_json
 
@@ -70,7 +71,15 @@ class _Stored:
 
 
 def add_records(connection: Connection, records: list[SessionRecord]) -> list[RecordOutcome]:
-    """Add, extend or skip each record inside the caller's transaction."""
+    """Add, extend or skip each record inside the caller's transaction.
+
+    The search indexes are written once for the whole batch (see deferred_index.py).
+    """
+    with deferred_index.deferred(connection):
+        return _add_records(connection, records)
+
+
+def _add_records(connection: Connection, records: list[SessionRecord]) -> list[RecordOutcome]:
     stored = _stored_matches(connection, records)
     fresh: list[SessionRecord] = []
     outcomes: dict[int, RecordOutcome] = {}

@@ -23,7 +23,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError
 
 from hermes.errors import ConfigError, StoreError
-from hermes.store import literal
+from hermes.store import deferred_index, literal
 
 BUSY_TIMEOUT_MS = 30_000
 WRITE_OPTION = "hermes_write"
@@ -119,6 +119,8 @@ def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
         cursor.close()
         # The search index's triggers call hermes_literal() (see store/literal.py).
         literal.register(dbapi_connection)
+        # ...and hermes_index_live() (see store/deferred_index.py).
+        deferred_index.register(dbapi_connection)
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
