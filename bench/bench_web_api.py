@@ -62,10 +62,11 @@ def ensure_database(home: Path, messages: int, per_session: int, maker: TextMake
         print(f"build: {messages:,} messages in {seconds:.1f} s", file=sys.stderr)
 
 
-def start_server(home: Path, port: int) -> subprocess.Popen:
+def start_server(home: Path, port: int, embeddings: str = "local") -> subprocess.Popen:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("HERMES_")},
         "HERMES_HOME": str(home),
+        "HERMES_EMBEDDINGS": embeddings,
         "HERMES_WORKSPACE": str(home),
         "FLASK_SECRET_KEY": SECRET,
         "HERMES_WEB_PASSWORD": PASSWORD,
@@ -87,6 +88,23 @@ def start_server(home: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by a process and its children (Linux /proc): the
+    server's cost per request whatever else the machine is running."""
+    total, pending = 0.0, [pid]
+    tick = os.sysconf("SC_CLK_TCK")
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 class Browser:
@@ -140,17 +158,31 @@ def row(name: str, http_times: list[float], direct_times: list[float]) -> None:
     )
 
 
-def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 200) -> dict:
+def measure(
+    home: Path,
+    *,
+    messages: int,
+    per_session: int = 40,
+    queries: int = 200,
+    embeddings: str = "local",
+) -> dict:
     """Build or reuse the database in ``home``, serve it, and time both routes.
 
     Returns ``{"messages": stored count, "sessions": (http ms, store ms),
     "search": (http ms, store ms)}`` (lists of milliseconds), for bench_web.py
     to print beside its own figures."""
+    # The vocabulary of bench_store.py's database (its generator is seeded with 42),
+    # so a database built by either bench is searched with words it holds.
+    maker = TextMaker(random.Random(42))
     rng = random.Random(7)
-    maker = TextMaker(rng)
     home.mkdir(parents=True, exist_ok=True)
     ensure_database(home, messages, per_session, maker)
-    config = Config(home=home, workspace=home, database_url=f"sqlite:///{home / 'hermes.db'}")
+    config = Config(
+        home=home,
+        workspace=home,
+        database_url=f"sqlite:///{home / 'hermes.db'}",
+        embeddings=embeddings,
+    )
 
     words = maker.words
     questions = [
@@ -159,7 +191,7 @@ def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 
     ]
 
     port = free_port()
-    server = start_server(home, port)
+    server = start_server(home, port, embeddings)
     try:
         browser = Browser(port)
         browser.log_in(time.monotonic() + 120)
@@ -167,7 +199,12 @@ def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 
             browser.get_json("/api/sessions?limit=50")
             browser.get_json("/api/memory/search?" + urlencode({"q": questions[0]}))
 
+        cpu = tree_cpu_seconds(server.pid)
         http_list = timed(lambda: browser.get_json("/api/sessions?limit=50"), queries)
+        cpu_list, cpu = (
+            (tree_cpu_seconds(server.pid) - cpu) * 1000 / queries,
+            tree_cpu_seconds(server.pid),
+        )
         pending = list(questions)
         http_search = timed(
             lambda: browser.get_json(
@@ -175,6 +212,7 @@ def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 
             ),
             len(questions),
         )
+        cpu_search = (tree_cpu_seconds(server.pid) - cpu) * 1000 / len(questions)
     finally:
         server.terminate()
         try:
@@ -192,6 +230,7 @@ def measure(home: Path, *, messages: int, per_session: int = 40, queries: int = 
         "messages": total,
         "sessions": (http_list, direct_list),
         "search": (http_search, direct_search),
+        "server_cpu_ms": {"sessions": cpu_list, "search": cpu_search},
     }
 
 
@@ -201,15 +240,34 @@ def main() -> None:
     parser.add_argument("--per-session", type=int, default=40)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--home", type=Path, help="build the database here and reuse it later")
+    parser.add_argument(
+        "--embeddings",
+        default="local",
+        help="HERMES_EMBEDDINGS for the server and the Store (off: words only; "
+        "fast/local: fused, once `hermes db reindex` has filled that space)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = (args.home or Path(tmp)).resolve()
         found = measure(
-            home, messages=args.messages, per_session=args.per_session, queries=args.queries
+            home,
+            messages=args.messages,
+            per_session=args.per_session,
+            queries=args.queries,
+            embeddings=args.embeddings,
         )
-    print(f"dashboard API at {found['messages']:,} stored messages, {args.queries} requests each:")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"dashboard API at {found['messages']:,} stored messages, {args.queries} requests each, "
+        f"HERMES_EMBEDDINGS={args.embeddings}, load average {load}:"
+    )
     row("/api/sessions first page", *found["sessions"])
     row("/api/memory/search", *found["search"])
+    cpu = found["server_cpu_ms"]
+    print(
+        f"server CPU per request (independent of the load): sessions {cpu['sessions']:.1f} ms, "
+        f"search {cpu['search']:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,11 @@ SNIPPET_TOKENS = 16
 MAX_TERMS = 24
 MAX_LIMIT = 100
 ROLES = ("user", "assistant", "tool", "summary")
-# A word in this many messages or more is "common" (see _message_hits).
-COMMON_MATCHES = 10_000
+# A word in this many messages or more is "common" (see _message_hits). BM25
+# scores every match of the words it ranks on, so this bounds a search's work:
+# at 1M messages 3,000 halved the search's CPU time against 10,000 (and such a
+# word's IDF is low: ranking on it picks candidates no better).
+COMMON_MATCHES = 3_000
 RECENT_WINDOW = 10_000
 CANDIDATES = 50
 # Fusion (tuned on bench/bench_recall.py's set, see README).
@@ -355,15 +358,16 @@ def _semantic(
         return {}
     from hermes.embeddings import EmbeddingError
 
+    # No vectors of this space yet (nothing embedded): skip embedding the query.
+    space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
+    if space is None:
+        return {}
     try:
         query_vector = embedder.embed_one(query)
     except EmbeddingError as exc:
         log.warning("semantic search skipped: %s", exc)
         return {}
     if not query_vector.any():
-        return {}
-    space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
-    if space is None:
         return {}
     cache = vectors.cache_for(database, space, embedder.dim)
     cache.refresh(connection, space)
