@@ -244,11 +244,11 @@ def _calibration(semantic: dict[int, float]):
 
 def _lexical(
     connection: Connection, params: dict, terms: list[str], quoted: set[str]
-) -> tuple[dict[int, float], dict[int, SearchHit]]:
+) -> tuple[dict[int, float], dict[int, float]]:
     """Lexical scores of the candidate messages (own text plus weighted context),
-    and the hits (with FTS5 snippets) of those whose own text matched."""
-    found = {hit.message_id: hit for hit in _message_hits(connection, params, terms)}
-    scores = {message_id: hit.score for message_id, hit in found.items()}
+    and the own-text scores of those whose own text matched."""
+    found = _message_hits(connection, params, terms)
+    scores = dict(found)
     context_terms = [term for term in terms if term not in quoted]
     context = _context_scores(connection, params, context_terms)
     missing_context = [i for i in found if i not in context]
@@ -399,13 +399,14 @@ def _message_results(
     connection: Connection,
     ids: list[int],
     scores: dict[int, float],
-    found: dict[int, SearchHit],
+    found: dict[int, float],
     params: dict,
     query: str,
 ) -> list[SearchHit]:
     """Hits for the chosen message ids: FTS5's snippet where the message's own
     words matched, else the part of the message that matches literally (CJK,
-    emoji, prefixes), else its beginning."""
+    emoji, prefixes), else its beginning. Snippets are made here, for the hits
+    returned only: FTS5 re-reads and re-tokenizes a message for each one."""
     if not ids:
         return []
     listed = ",".join(str(int(i)) for i in ids)
@@ -418,13 +419,15 @@ def _message_results(
             )
         )
     }
+    snippets = _snippets(connection, params, [i for i in ids if i in found])
     hits = []
     for message_id in ids:
         row = rows.get(message_id)
         if row is None:
             continue
-        known = found.get(message_id)
-        snippet = known.snippet if known is not None else _plain_snippet(row.content, query)
+        snippet = snippets.get(message_id)
+        if snippet is None:
+            snippet = _plain_snippet(row.content, query)
         hits.append(
             SearchHit(
                 session_id=row.session_id,
@@ -437,6 +440,22 @@ def _message_results(
             )
         )
     return hits
+
+
+def _snippets(connection: Connection, params: dict, ids: list[int]) -> dict[int, str]:
+    """FTS5 snippets of these messages (whose own text matches the query)."""
+    if not ids:
+        return {}
+    listed = ",".join(str(int(i)) for i in ids)
+    rows = connection.execute(
+        text(
+            "SELECT rowid AS id, snippet(messages_fts, -1, :start, :end, :ellipsis, :tokens) "
+            "AS snippet FROM messages_fts "
+            f"WHERE messages_fts MATCH :match AND rowid IN ({listed})"
+        ),
+        params,
+    ).all()
+    return {row.id: _snippet(row.snippet) for row in rows}
 
 
 def _plain_snippet(content: str, query: str) -> str:
@@ -464,8 +483,8 @@ def _plain_snippet(content: str, query: str) -> str:
     return head + (ELLIPSIS if len(content) > HEAD_CHARS else "")
 
 
-def _message_hits(connection: Connection, params: dict, terms: list[str]) -> list[SearchHit]:
-    """Ranked message hits, with the work bounded however common the words are.
+def _message_hits(connection: Connection, params: dict, terms: list[str]) -> dict[int, float]:
+    """Ranked message ids with their BM25, with the work bounded however common the words are.
 
     BM25 has to score every message that matches any word, so a word found in
     a large share of a million messages would cost hundreds of milliseconds.
@@ -480,7 +499,7 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
             text("SELECT min(id), max(id) FROM messages WHERE session_id = :session_id"), params
         ).one()
         if low is None:
-            return []
+            return {}
         return _ranked(
             connection, {**params, "low": low, "high": high}, "rowid BETWEEN :low AND :high"
         )
@@ -492,14 +511,13 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
     if not rare:
         return _ranked(connection, {**params, "floor": newest - RECENT_WINDOW}, "rowid > :floor")
     wide = {**params, "match": " OR ".join(rare), "limit": max(CANDIDATES, 3 * params["limit"])}
-    candidates = {hit.message_id: hit for hit in _ranked(connection, wide)}
+    candidates = _ranked(connection, wide)
     if not candidates:
-        return []
+        return {}
     # Score the common words on the candidates only: each one found adds its
     # IDF, taken at the threshold (the most a common word can weigh).
     weight = math.log(1 + newest / COMMON_MATCHES)
     listed = ",".join(str(int(message_id)) for message_id in candidates)  # our own ints
-    bonus = dict.fromkeys(candidates, 0.0)
     for term in common:
         found = connection.execute(
             text(
@@ -509,13 +527,9 @@ def _message_hits(connection: Connection, params: dict, terms: list[str]) -> lis
             {"term": term},
         ).scalars()
         for message_id in found:
-            bonus[message_id] += weight
-    rescored = [
-        replace(hit, score=round(hit.score + bonus[message_id], 4))
-        for message_id, hit in candidates.items()
-    ]
-    rescored.sort(key=lambda hit: hit.score, reverse=True)
-    return rescored[: params["limit"]]
+            candidates[message_id] += weight
+    best = sorted(candidates, key=lambda i: candidates[i], reverse=True)[: params["limit"]]
+    return {message_id: round(candidates[message_id], 4) for message_id in best}
 
 
 def _is_common(connection: Connection, term: str, cap: int | None = None) -> bool:
@@ -533,7 +547,8 @@ def _is_common(connection: Connection, term: str, cap: int | None = None) -> boo
 
 def _ranked(
     connection: Connection, params: dict, rowid_filter: str | None = None
-) -> list[SearchHit]:
+) -> dict[int, float]:
+    """The best ``limit`` messages by BM25 of their own text: id -> score, best first."""
     filters = []
     if rowid_filter:
         filters.append(f"AND messages_fts.{rowid_filter}")
@@ -546,32 +561,20 @@ def _ranked(
         filters.append("AND m.created_at >= :since")
     if params["until"] is not None:
         filters.append("AND m.created_at < :until")
-    # ORDER BY rank lets FTS5 rank inside the virtual table and compute
-    # snippet() only for the rows that survive the LIMIT.
+    # Only the filters need the messages row; ORDER BY rank with LIMIT lets
+    # FTS5 rank inside the virtual table (snippets come later, for the hits).
+    join = (
+        "JOIN messages m ON m.id = messages_fts.rowid" if len(filters) > bool(rowid_filter) else ""
+    )
     sql = f"""
-        SELECT m.id, m.session_id, m.role, m.created_at, s.title,
-               snippet(messages_fts, -1, :start, :end, :ellipsis, :tokens) AS snippet,
-               messages_fts.rank AS rank
-        FROM messages_fts
-        JOIN messages m ON m.id = messages_fts.rowid
-        JOIN sessions s ON s.id = m.session_id
+        SELECT messages_fts.rowid AS id, messages_fts.rank AS rank
+        FROM messages_fts {join}
         WHERE messages_fts MATCH :match {" ".join(filters)}
         ORDER BY messages_fts.rank
         LIMIT :limit
     """
     rows = connection.execute(text(sql), params).all()
-    return [
-        SearchHit(
-            session_id=row.session_id,
-            session_title=row.title,
-            message_id=row.id,
-            role=row.role,
-            snippet=_snippet(row.snippet),
-            created_at=aware_utc(row.created_at),
-            score=round(-row.rank, 4),
-        )
-        for row in rows
-    ]
+    return {row.id: round(-row.rank, 4) for row in rows}
 
 
 def _session_hits(connection: Connection, params: dict) -> list[tuple[SearchHit, bool]]:
