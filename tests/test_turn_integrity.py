@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from hermes.errors import SessionBusy
+from hermes.events import ToolCall
 from hermes.messages import INTERRUPTED_MARK, TOOL_INTERRUPTED, Message
 from hermes.runtime import Runtime
 from hermes.store import Store
@@ -145,6 +146,43 @@ def test_a_stale_running_turn_of_a_dead_process_is_closed_at_start_up(config):
         answer = store.messages(session_id)[-1].message.content
         assert answer == f"Once upon a time\n\n{INTERRUPTED_MARK}"
         store.start_turn(session_id, "next")  # the session is free
+
+
+def test_a_turn_that_replaces_a_stale_one_meanwhile_keeps_its_open_tool_call(config, monkeypatch):
+    """running_turn sees a stale turn; before it closes it, another request closes it and
+    starts a new turn that calls a tool. That call is running: it must not get a result."""
+    store = Store.open(config)
+    session_id = store.create_session().id
+    store.add_message(session_id, Message("user", "hi"), turn_id="dead")
+    with write_transaction(store.engine) as connection:
+        connection.execute(
+            text(
+                "INSERT INTO turns (id, session_id, status, started_at, pid, host) "
+                "VALUES ('dead', :session, 'running', '2025-01-01 10:00:00.000000', :pid, :host)"
+            ),
+            {"session": session_id, "pid": _dead_pid(), "host": turn_registry.HOST},
+        )
+    really_stale = turn_registry.is_stale
+    started = []
+
+    def stale_and_meanwhile_replaced(row, now=None):
+        stale = really_stale(row, now)
+        if stale and not started:
+            started.append(True)
+            store.start_turn(session_id, "live")  # closes "dead" itself
+            store.add_message(session_id, Message("user", "list"), turn_id="live")
+            call = ToolCall(id="toolu_live", name="list_dir", input={})
+            store.add_message(session_id, Message("assistant", "", (call,)), turn_id="live")
+        return stale
+
+    monkeypatch.setattr(turn_registry, "is_stale", stale_and_meanwhile_replaced)
+    assert store.running_turn(session_id) == "live"
+    monkeypatch.undo()
+    result = Message("tool", "a.txt b.txt", tool_call_id="toolu_live", tool_name="list_dir")
+    store.add_message(session_id, result, turn_id="live")
+    replies = [m for m in store.model_history(session_id, turn_id="live") if m.role == "tool"]
+    assert [m.content for m in replies] == ["a.txt b.txt"]
+    store.close()
 
 
 def test_a_running_turn_of_a_live_process_keeps_the_session_busy(config):

@@ -537,8 +537,12 @@ class Store:
         if not turns.is_stale(row):
             return row.id
         with write_transaction(self.engine) as connection:
-            self._interrupt(connection, row.id, session_id)
+            # Look again under the write lock: a new turn may have replaced the stale one
+            # since the read, and its pending tool calls must not be "repaired".
             row = turns.running_row(connection, session_id)
+            if row is not None and turns.is_stale(row):
+                self._interrupt(connection, row.id, session_id)
+                row = turns.running_row(connection, session_id)
         return row.id if row is not None else None
 
     def close_stale_turns(self) -> list[str]:
@@ -550,8 +554,10 @@ class Store:
         return [row.id for row in stale]
 
     def _interrupt(self, connection, turn_id: str, session_id: int) -> None:
-        turns.close(connection, turn_id, "interrupted")
-        repair.repair_session(connection, session_id, running_turn=None)
+        # Repair only when this call closed the turn: once it is closed, another turn may own
+        # the session, and that turn's open tool calls are still running.
+        if turns.close(connection, turn_id, "interrupted"):
+            repair.repair_session(connection, session_id, running_turn=None)
 
     # ---- what the model sees ------------------------------------------------
 
