@@ -332,6 +332,20 @@ def test_an_answer_cut_by_max_tokens_says_so(runtime, fake_llm):
     continue_session(runtime, fake_llm, session_id)
 
 
+def test_an_answer_cut_by_the_context_window_is_cut_like_max_tokens(runtime, fake_llm, wire):
+    if wire != "anthropic":
+        pytest.skip("model_context_window_exceeded is Anthropic's stop reason")
+    fake_llm.reply(
+        text="Half",
+        tool_calls=[("list_dir", {})],
+        stop_reason="model_context_window_exceeded",
+    )
+    session_id = runtime.store.create_session().id
+    events = list(runtime.agent().run_turn(session_id, "explain everything"))
+    assert events[-1].stop_reason == "max_tokens"
+    assert "tool_call" not in [e.type for e in events]
+
+
 def test_a_refusal_is_kept_for_the_user_but_never_replayed(runtime, fake_llm):
     fake_llm.reply(text="Sure, the weather is mild.")
     session_id = runtime.store.create_session().id

@@ -35,7 +35,11 @@ from hermes.providers.sse import read_events as read_sse
 
 EPHEMERAL = {"type": "ephemeral"}
 # Anthropic's stop reasons, in the loop's words.
-STOP_REASONS = {"stop_sequence": "end_turn"}
+STOP_REASONS = {
+    "stop_sequence": "end_turn",
+    # The answer hit the context window: cut like max_tokens (a tool call in it is unfinished).
+    "model_context_window_exceeded": "max_tokens",
+}
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
 
