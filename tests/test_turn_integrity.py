@@ -360,6 +360,11 @@ def test_a_refusal_is_kept_for_the_user_but_never_replayed(runtime, fake_llm):
     sent = str(fake_llm.last_request.json["messages"])
     assert "weather?" in sent and "please continue" in sent
     assert "something forbidden" not in sent and "I can't help" not in sent
+    # Nor do the curator, /learn and the session summary read it.
+    assert "something forbidden" not in str(runtime.store.history(session_id))
+    fake_llm.reply(text="The user asked about the weather.")
+    runtime.summarize_session(session_id)
+    assert "something forbidden" not in str(fake_llm.last_request.json["messages"])
 
 
 # -- the curator comes after done -------------------------------------------------

@@ -411,8 +411,9 @@ class Store:
         return page, len(found) > limit
 
     def history(self, session_id: int) -> list[Message]:
-        """The whole conversation as Message values, exactly as they were added."""
-        return [stored.message for stored in self.messages(session_id)]
+        """The conversation as Message values, as they were added, without what is never
+        replayed to a model (hidden refusals): what the curator and summaries read."""
+        return [stored.message for stored in self.messages(session_id, for_model=True)]
 
     def add_usage(self, session_id: int, usage: Usage, *, model: str = "") -> None:
         """Add model calls' token counts (and cost, when known) to the session's totals and
