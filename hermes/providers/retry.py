@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from hermes.errors import ContextTooLong, ProviderError
+from hermes.events import Usage, total_usage
 from hermes.providers.base import Chunk, ProviderSettings
 
 log = logging.getLogger("hermes.providers")
@@ -103,23 +104,34 @@ def retrying(
     server's Retry-After. A failure after output is raised as it is.
     """
     failures = 0
+    spent: list[Usage] = []  # what failed attempts were billed for (a cut stream's input)
     while True:
         produced = False
         try:
             # closing(): a consumer that stops early closes the HTTP stream now, not at GC.
             with closing(attempt()) as chunks:
                 for chunk in chunks:
+                    if not produced:
+                        # Before this attempt's own usage, so the last Usage stays its own.
+                        yield from spent
+                        spent = []
                     produced = True
                     yield chunk
             return
         except ProviderError as err:
+            if err.spent is not None:
+                spent.append(err.spent)
             if produced or not err.retryable or failures >= settings.max_retries:
+                total = total_usage(spent) if spent else None
                 if failures and not produced:
-                    raise ProviderError(
+                    gave_up = ProviderError(
                         f"{err.message} (gave up after {failures + 1} attempts)",
                         retryable=err.retryable,
                         status=err.status,
-                    ) from err
+                    )
+                    gave_up.spent = total
+                    raise gave_up from err
+                err.spent = total
                 raise
             delay = backoff_delay(failures, settings, getattr(err, "retry_after", None))
             log.info("model call failed (%s); retrying in %.2f s", err.message, delay)
