@@ -6,7 +6,9 @@ triggers now run only ``WHEN hermes_index_live()``; bulk writers switch them
 off for their batch and index the batch with one ``INSERT ... SELECT`` per
 index. Then both indexes are merged into one segment each ('optimize'), so
 databases filled before this revision stop paying for fragmented indexes at
-search time.
+search time (a bench database of 1M messages in 12 segments searched about
+four times slower than in one). Optimizing costs one pass over both indexes,
+once: about 40 s at 1M messages on a busy 2-core machine.
 
 Revision ID: 0009
 Revises: 0008
