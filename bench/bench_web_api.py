@@ -112,7 +112,7 @@ class Browser:
 
     def __init__(self, port: int):
         self.port = port
-        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
         self.cookie = ""
 
     def request(self, method: str, path: str, body: str | None = None, headers=None):
@@ -134,7 +134,7 @@ class Browser:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
         token = re.search(rb'name="csrf-token" content="([^"]+)"', page).group(1).decode()
         form = urlencode({"password": PASSWORD, "csrf_token": token})
         status, _ = self.request(
@@ -195,7 +195,9 @@ def measure(
     try:
         browser = Browser(port)
         browser.log_in(time.monotonic() + 120)
-        for _ in range(5):  # warm the page cache and the connection
+        # Warm the page cache and the connection; the first search also loads
+        # every vector into the server (a minute at 1M on a loaded machine).
+        for _ in range(5):
             browser.get_json("/api/sessions?limit=50")
             browser.get_json("/api/memory/search?" + urlencode({"q": questions[0]}))
 
