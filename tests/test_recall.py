@@ -18,6 +18,7 @@ from hermes.embeddings.minilm import MiniLMEmbedder, shared_minilm
 from hermes.errors import ConfigError
 from hermes.messages import Message
 from hermes.skills import SkillManager
+from hermes.skills.semantic import skill_facets
 from hermes.store import SessionRecord, Store, indexer, migrate, vectors
 from hermes.store import search as search_module
 from hermes.store.engine import make_engine, write_transaction
@@ -497,12 +498,42 @@ def test_skill_selection_by_meaning_and_its_cache(config):
     assert embedder.texts == first + 1  # only the query: skill vectors are cached
     manager.update("plan-weekly-meals", description="Plan seven dinners and the groceries.")
     manager.relevant("what should I cook this week?", limit=3)
-    assert embedder.texts == first + 3  # the query and the one changed skill
+    changed = len(skill_facets(manager.get("plan-weekly-meals")))
+    assert embedder.texts == first + 2 + changed  # two queries and the one changed skill
     assert manager.relevant("hi", limit=3) == []  # small talk offers no skill
     # A new process reads the cached vectors from disk instead of embedding again.
     again = CountingEmbedder()
     SkillManager(config.skills_dir, embedder=again).relevant("cook dinner", limit=3)
     assert again.texts == 1
+
+
+def test_a_task_worded_like_one_trigger_finds_its_skill(config):
+    """A skill is as close as its closest facet: one apt trigger is enough, even
+    when the skill's name and description say it in other words."""
+    manager = SkillManager(config.skills_dir, embedder=shared_minilm())
+    _skill_library(manager)
+    manager.create(
+        "create-budget",
+        "Track where the money goes each month and set spending limits.",
+        "1. Read the bank statements.\n2. Pick categories.",
+    )
+    manager.create(
+        "yearly-review-prep",
+        "Prepare for the yearly review: market range, anchor and answers to pushbacks.",
+        "1. Research the range.\n2. Rehearse.",
+        triggers=["ask for a pay rise"],
+    )
+    task = "I want to ask my boss for more money"
+    chosen = [skill.name for skill in manager.relevant(task, limit=3)]
+    assert chosen and chosen[0] == "yearly-review-prep", chosen
+    # A greeting is all stop words: a short trigger's cosine to it is noise, so no skill.
+    manager.create(
+        "design-greeting-cards",
+        "Lay out a card for a birthday.",
+        "1. Pick paper.",
+        triggers=["greeting card"],
+    )
+    assert manager.relevant("hi", limit=3) == []
 
 
 def test_skill_selection_survives_a_failing_endpoint(config, fake_llm):
