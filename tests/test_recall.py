@@ -224,6 +224,32 @@ def test_fusion_keeps_exact_word_matches_on_top(store):
     assert "Lisbon" in hits[0].snippet and search_module.MARK_START in hits[0].snippet
 
 
+def test_a_rare_word_the_user_remembers_leads(store, monkeypatch):
+    """Calibration puts the nearest neighbour by meaning at the top whatever its
+    cosine; the messages holding the typed words must still come first."""
+    cabin = store.create_session(title="Weekend")
+    for n in range(20):
+        store.add_message(cabin.id, Message("user", f"filler talk {n}"))
+    target = store.add_message(
+        cabin.id, Message("user", "We ordered pizza, zygomorphic was the password for the wifi.")
+    )
+    # Close in meaning to the query (the model hears "zygo-" and "morph"), without the word.
+    biology = store.create_session(title="Biology homework")
+    for text_ in ["morphology of zygotes", "zygote morphology in embryos", "Zygote cells divide."]:
+        store.add_message(biology.id, Message("user", text_))
+    both = store.add_message(cabin.id, Message("user", "Lisbon trams, Lisbon flights"))
+    for _ in store.reindex():
+        pass
+    for query in ("zygomorphic", "zygomorphic talk"):
+        hits = store.search(query, limit=5)
+        assert hits[0].message_id == target.id, query
+    # Every typed word in one message: it leads too, rare or not.
+    assert store.search("flights Lisbon", limit=5)[0].message_id == both.id
+    # The floor is what holds it there (this test bites without it).
+    monkeypatch.setattr(search_module, "WORD_MATCH_WEIGHT", 0.0)
+    assert store.search("zygomorphic", limit=5)[0].message_id != target.id
+
+
 def test_search_during_backfill_is_lexical_for_the_rest(store):
     messages = _paraphrase_store(store)
     space = indexer.ensure_space(store.engine, store.embedder)
