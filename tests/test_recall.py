@@ -633,6 +633,13 @@ def test_the_labelled_sets_are_what_the_generator_makes():
     assert len(skills["skills"]) >= 200 and len(skills["tasks"]) >= 40
     kinds = {q["type"] for q in memory["questions"]}
     assert kinds >= {"paraphrase", "multi_hop", "temporal", "context", "single_hop"}
+    assert kinds >= {"adversarial", "open_domain"}
+    # A "what did we talk about in <month>" question names the month its evidence was said in.
+    sessions = {s["key"]: s for s in memory["sessions"]}
+    for question in memory["questions"]:
+        if " in " in question["question"] and "talk about" in question["question"]:
+            said = datetime.fromisoformat(sessions[question["evidence"][0][0]]["created_at"])
+            assert said.strftime("%B") in question["question"]
 
 
 def test_without_the_minilm_wheel_local_falls_back_to_wordllama(make_config, monkeypatch, caplog):
