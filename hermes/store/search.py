@@ -17,7 +17,9 @@ With an :class:`~hermes.embeddings.Embedder`, a semantic ranking (see
 ``vectors.py``) is fused with the lexical one by score: each candidate gets
 ``LEXICAL_WEIGHT * bm25 / best bm25 + SEMANTIC_WEIGHT * cosine``. Messages not
 yet embedded (a backfill in progress) are ranked as if their cosine were the
-average of the embedded lexical candidates', i.e. by their words alone.
+average of the embedded lexical candidates', i.e. by their words alone. A
+message whose own text holds the words the user typed gets a floor above
+every hit by meaning alone (see ``_fused`` and ``_word_matches``).
 
 Snippets mark matched terms with ``«`` and ``»`` (``MARK_START``/``MARK_END``):
 safe in a terminal, rare in chat and code (unlike brackets), and easy for the
