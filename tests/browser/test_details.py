@@ -30,7 +30,11 @@ def test_compaction_marker_and_session_usage_when_the_api_gives_them(page: Page,
         route.fulfill(response=response, body=json.dumps(data))
 
     page.route(re.compile(rf"/api/sessions/{sid}\?"), add_fields)
-    goto(page, f"/sessions/{sid}")
+    # Opened from the sidebar, so the page asks the API (a cold load of /sessions/<id> reads
+    # the same JSON from the HTML instead).
+    other = live.seed_session("Another", [("user", "hello")])
+    goto(page, f"/sessions/{other}")
+    page.locator(f'#session-list li[data-id="{sid}"] a').click()
     marker = page.locator(".compaction-marker")
     expect(marker).to_have_text("earlier messages summarized")
     # Right after the message it summarizes through.
