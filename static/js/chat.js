@@ -6,8 +6,9 @@ import { get, post, enc, qs, ApiError, takeBoot } from './api.js';
 import { Transcript, messageShell, rawOf } from './transcript.js';
 import { usageText } from './usage.js';
 
-// The streaming machinery loads with the first turn this page follows (first-load budget).
-const turnModules = () => Promise.all([import('./stream.js'), import('./turnview.js')]);
+// The streaming machinery (and the approval card, a hook of the turn view) is not needed to
+// paint a session: it loads once the page is idle, or with the first turn if that comes sooner.
+const turnModules = () => Promise.all([import('./stream.js'), import('./turnview.js'), import('./approvals.js')]);
 import { announce, copyText, flash, errorBox, el } from './ui.js';
 
 const PAGE = 100; // older/newer pages
@@ -87,6 +88,7 @@ export class Chat {
     this.hasOlder = this.hasNewer = false;
     $('load-older').hidden = true;
     this.input.focus();
+    whenIdle(turnModules);
   }
 
   /** Open a session; with `messageId`, around that message, scrolled to it and highlighted. */
@@ -151,6 +153,7 @@ export class Chat {
     if (seq !== this.openSeq) return;
     this.hasOlder = Boolean(data.has_more);
     $('load-older').hidden = !this.hasOlder;
+    whenIdle(turnModules);
     if (messageId && !this.transcript.reveal(messageId)) announce('That message is no longer in this session.');
     if (this.hasNewer) return;
     if (data.session.running_turn_id) this._follow(null, String(data.session.running_turn_id));
@@ -467,6 +470,13 @@ function splitPoint(messages, at) {
   let i = Math.max(0, at);
   while (i > 0 && messages[i] && messages[i].role === 'tool') i--;
   return i;
+}
+
+/** Run `fn` when the browser has nothing else to do (soon, where requestIdleCallback is missing). */
+function whenIdle(fn) {
+  const run = () => fn().catch(() => {}); // a failure shows when the turn itself needs them
+  if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 2000 });
+  else setTimeout(run, 200);
 }
 
 /** Resolves once the browser has painted what is in the DOM now. */
