@@ -204,6 +204,7 @@ def open_long_session(browser, live: LiveApp, state: Path, session_id: int, othe
     # Switching from another session inside the page (no reload).
     page.goto(f"/sessions/{other_id}")
     page.wait_for_selector("#messages [data-id]")
+    page.wait_for_selector(f'#session-list li[data-id="{session_id}"] a')
     switch = page.evaluate(
         """async (id) => {
           const link = document.querySelector('#session-list li[data-id="' + id + '"] a');
