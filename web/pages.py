@@ -12,9 +12,20 @@ type is ``application/json``, which the CSP does not govern) and Jinja's
 from __future__ import annotations
 
 import gzip
+import hashlib
 import threading
+from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    render_template,
+    request,
+    send_from_directory,
+    url_for,
+)
 
 from hermes.errors import ConfigError, HermesError
 from hermes.skills.schema import validate_name
@@ -47,7 +58,15 @@ def _app_page(view: str, **context):
     context.setdefault("skill_name", None)
     context.setdefault("query", None)
     boot = _boot(context["session_id"] if view == "chat" else None)
-    return render_template("app.html", view=view, warnings=_warnings(), boot=boot, **context)
+    version = _asset_version()
+    return render_template(
+        "app.html",
+        view=view,
+        warnings=_warnings(),
+        boot=boot,
+        asset=lambda filename: url_for("pages.asset", version=version, filename=filename),
+        **context,
+    )
 
 
 def _boot(session_id: int | None) -> dict:
@@ -94,6 +113,43 @@ def skill_page(name: str):
     return _app_page("skills", skill_name=name)
 
 
+# -- static files under a versioned address, cached for good --------------------------------
+#
+# The dashboard's scripts and styles are addressed as /static/v/<version>/..., where the version
+# is a digest of every file under static/: a browser that has them keeps them for a year and
+# asks nothing on the next visit (a bookmark, a new tab), and any change to any file gives new
+# addresses. The modules import each other by relative paths, so the whole graph stays under one
+# version. An address with another version (a page from before a deploy) gets today's file,
+# not cached, so nothing stale is pinned.
+
+ASSET_MAX_AGE = 365 * 24 * 3600
+
+
+def _asset_version() -> str:
+    """A digest of the static files' names, sizes and modification times (a few stat calls)."""
+    root = Path(current_app.static_folder or "static")
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            info = path.stat()
+            name = path.relative_to(root).as_posix()
+            digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:12]
+
+
+@bp.get("/static/v/<version>/<path:filename>")
+def asset(version: str, filename: str):
+    current = version == _asset_version()
+    response = send_from_directory(
+        current_app.static_folder or "static", filename, max_age=ASSET_MAX_AGE if current else 0
+    )
+    if current:
+        response.cache_control.immutable = True
+    else:
+        response.cache_control.no_cache = True
+    return response
+
+
 # -- static scripts and styles, gzipped ---------------------------------------------------------
 #
 # The page's JavaScript and CSS are most of its first load (bench/bench_page.py counts it
@@ -110,7 +166,7 @@ _gzip_lock = threading.Lock()
 @bp.after_app_request
 def _gzip_static(response: Response) -> Response:
     if (
-        request.endpoint != "static"
+        request.endpoint not in ("static", "pages.asset")
         or response.status_code != 200
         or response.mimetype not in _GZIP_TYPES
         or "Content-Encoding" in response.headers

@@ -69,7 +69,7 @@ def test_unknown_events_are_ignored_and_hooks_receive_their_type(page: Page, liv
     # Register a hook the way static/js/approvals.js would, for a made-up event type.
     page.evaluate(
         """async () => {
-          const { eventHooks } = await import('/static/js/turnview.js');
+          const { eventHooks } = await import(new URL('turnview.js', document.querySelector('script[type="module"]').src));
           window.__hooked = [];
           eventHooks.set('future_card', (ev, ctx) => window.__hooked.push([ev.type, Boolean(ctx.row)]));
         }"""

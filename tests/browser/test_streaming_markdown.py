@@ -18,7 +18,7 @@ ANSWER = (
 )
 
 DRIVE = """async ({text, size, budget}) => {
-  const md = await import('/static/js/markdown.js');
+  const md = await import(new URL('markdown.js', document.querySelector('script[type="module"]').src));
   const box = document.createElement('div');
   document.body.append(box);
   const s = new md.StreamingMarkdown(box);

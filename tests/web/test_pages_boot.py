@@ -73,3 +73,39 @@ def test_pages_are_never_compressed(api):
     page = api.get("/memory?q=secret", headers={"Accept-Encoding": "gzip"})
     assert "Content-Encoding" not in page.headers
     assert b"csrf-token" in page.data
+
+
+def _asset_paths(html: str) -> list[str]:
+    return re.findall(r'(?:src|href)="(/static/v/[0-9a-f]+/[^"]+)"', html)
+
+
+def test_the_page_addresses_its_files_by_version_and_they_are_cached_for_good(api):
+    paths = _asset_paths(api.get("/").text)
+    assert any(p.endswith("/js/main.js") for p in paths)
+    assert any(p.endswith("/css/app.css") for p in paths)
+    assert len({p.split("/")[3] for p in paths}) == 1  # one version for the whole graph
+    response = api.get(paths[0])
+    assert response.status_code == 200
+    assert response.cache_control.max_age == 365 * 24 * 3600 and response.cache_control.immutable
+    name = paths[0].split("/", 4)[4]
+    assert response.data == (ROOT / "static" / name).read_bytes()
+    # A page from before a deploy asks with its old version: today's file, never pinned.
+    stale = api.get(f"/static/v/000000000000/{name}")
+    assert stale.status_code == 200 and stale.cache_control.no_cache
+    assert not stale.cache_control.immutable
+    assert api.get("/static/v/000000000000/../web/pages.py").status_code == 404
+
+
+def test_any_change_to_a_static_file_gives_new_addresses(app, api, tmp_path):
+    import os
+    import shutil
+
+    copy = tmp_path / "static"
+    shutil.copytree(ROOT / "static", copy)
+    app.static_folder = str(copy)
+    before = _asset_paths(api.get("/").text)
+    os.utime(copy / "vendor" / "VERSIONS", ns=(1, 1))
+    after = _asset_paths(api.get("/").text)
+    assert before != after and len(before) == len(after)
+    assert api.get(after[0]).cache_control.immutable
+    assert not api.get(before[0]).cache_control.immutable
