@@ -470,7 +470,11 @@ class _Checker:
             return
         text = _read_script(real)
         if text is None:
-            self.add("program-file" if os.path.exists(real) else "script-file", name)
+            if os.path.exists(real):
+                self.add("program-file", name)
+            elif len(self.seen) or not _is_known_program(posixpath.basename(name)):
+                # Missing now: only something earlier in the line can create it.
+                self.add("script-file", name)
             return
         interpreter = _shebang(text)
         if interpreter is None or interpreter in R.SHELL_PROGRAMS:
@@ -1298,6 +1302,12 @@ _SPECIAL = {
     "alias": _Checker._alias,
 }
 
+
+def _is_known_program(program: str) -> bool:
+    """A program the rules know by name (``.venv/bin/python`` before the venv exists)."""
+    return program in _KNOWN_SET or bool(_PYTHON.fullmatch(program))
+
+
 # Programs a glob in a program name is checked as: every one the rules know.
 _KNOWN_PROGRAMS = sorted(
     set(R._BY_PROGRAM)
@@ -1307,3 +1317,4 @@ _KNOWN_PROGRAMS = sorted(
     | set(_SPECIAL)
     | {"source", "."}
 )
+_KNOWN_SET = frozenset(_KNOWN_PROGRAMS) | R.READ_ONLY | {"pytest", "pip", "pip3", "git", "make"}

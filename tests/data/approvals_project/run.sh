@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-cd "$(dirname "$0")"
+set -euo pipefail
 python3 script.py "$@"
