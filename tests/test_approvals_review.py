@@ -259,3 +259,8 @@ def test_write_file_then_run_it_is_judged_by_the_file(make_config, fake_llm, tmp
         assert victim.exists() and (victim / "sub" / "f").exists()
     finally:
         rt.close()
+
+
+def test_posix_classes_in_globs_still_match_the_root_folders():
+    for command in ("rm -rf /[[:alpha:]]*", "rm -rf /[[:lower:]]?[[:lower:]]*", "rm -rf /[!x]*"):
+        assert classify(command, workspace=WORKSPACE, home=HOME).level == F, command

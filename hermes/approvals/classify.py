@@ -29,7 +29,7 @@ from hermes.approvals.userrules import UserRules
 
 MAX_DEPTH = 6
 MAX_COMMAND = 100_000  # characters; longer lines are not worth parsing
-MAX_SCRIPT = 256_000  # bytes of a script file read to check what it runs
+MAX_SCRIPT = 64_000  # bytes of a script file read to check what it runs (bashlex: ~4 ms/KB)
 MAX_BRACES = 64  # words one brace expansion may give before it counts as unknown
 MAX_CODE_STRINGS = 200  # quoted strings of inline code checked as commands
 

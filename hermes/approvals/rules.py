@@ -124,8 +124,26 @@ _GLOB = re.compile(r"[*?[]")
 _EMPTY_ABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*#?!0-9-]|[*?]")
 
 
+_POSIX_CLASSES = {
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "xdigit": "0-9a-fA-F",
+    "word": "a-zA-Z0-9_",
+    "graph": "!-~",
+    "print": " -~",
+    "punct": "!-/:-@",
+    "space": " ",
+    "blank": " ",
+}
+
+
 def _glob_regex(pattern: str) -> re.Pattern | None:
     """A shell glob as a regular expression over whole paths (``*`` stops at ``/``)."""
+    for name, chars in _POSIX_CLASSES.items():
+        pattern = pattern.replace(f"[:{name}:]", chars)
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -139,9 +157,14 @@ def _glob_regex(pattern: str) -> re.Pattern | None:
                 out.append(re.escape(c))
             else:
                 body = pattern[i + 1 : close]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
+                negate = body[:1] in ("!", "^")
+                body = body[1:] if negate else body
+                # Every character literal except the '-' of a range (a-z).
+                inner = "".join(
+                    c if c == "-" and 0 < j < len(body) - 1 else re.escape(c)
+                    for j, c in enumerate(body)
+                )
+                out.append("[" + ("^" if negate else "") + inner + "]")
                 i = close
         else:
             out.append(re.escape(c))
