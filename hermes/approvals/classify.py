@@ -887,13 +887,13 @@ class _Checker:
                 name, eq, inline = a.partition("=")
                 if name in long:
                     target = inline if eq else value
-                    if target:
+                    if target and target != "-":
                         self._write_to(target, state)
             elif a.startswith("-") and len(a) > 1:
                 for j, letter in enumerate(a[1:], start=1):
                     if letter in short:
                         target = a[j + 1 :] or value
-                        if target:
+                        if target and target != "-":
                             self._write_to(target, state)
                         break
 
