@@ -27,6 +27,7 @@ import logging
 import secrets
 import threading
 import time
+from urllib.parse import quote, urlsplit
 
 from flask import (
     Blueprint,
@@ -108,7 +109,7 @@ def _log_in() -> None:
 def _refuse_anonymous():
     if is_api_request():
         raise ApiError(401, "login_required", "Log in first: POST /login with the password.")
-    return redirect(url_for("auth.login", next=_safe_next(request.full_path)))
+    return redirect(url_for("auth.login", next=_safe_next(_current_path())))
 
 
 def login_required(view):
@@ -133,11 +134,30 @@ def gate():
     return None
 
 
-def _safe_next(target: str | None) -> str:
-    """A local path to go to after login; anything else (another host, ``//x``) is ``/``."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+def _safe_next(target: object) -> str:
+    """A path on this site to go to after login; anything else is ``/``.
+
+    Browsers forgive a lot in a Location header: they drop tabs and newlines
+    (``/\t/evil.example`` becomes ``//evil.example``, another host) and read
+    ``\\`` as ``/``, and a newline in a header is a 500. So the target must be
+    plain printable text, start with exactly one ``/``, and parse as a bare
+    path (no scheme, no host) as it is, nothing stripped first.
+    """
+    if not isinstance(target, str) or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    if "\\" in target or any(char.isspace() or not char.isprintable() for char in target):
+        return "/"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/"):
         return "/"
     return target.rstrip("?") or "/"
+
+
+def _current_path() -> str:
+    """This request's path and query, as the browser sent them (still %-encoded)."""
+    path = quote(request.path, safe="/:@!$&'()*+,;=-._~")
+    query = request.query_string.decode("latin-1")
+    return f"{path}?{query}" if query else path
 
 
 class Logouts:
@@ -223,7 +243,7 @@ def login():
                 return redirect("/")
             return _login_page("This login link was already used or is not valid.", 403, True)
         if is_logged_in():
-            return redirect(_safe_next(request.args.get("next")))
+            return redirect(_next_page())
         return _login_page(None, 200)
     if mode != "password":
         return _login_page(_no_password_message(mode), 400)
@@ -233,7 +253,12 @@ def login():
         log.info("failed login from %s", request.remote_addr)
         return _login_page("Wrong password.", 401)
     _log_in()
-    return redirect(_safe_next(request.args.get("next")))
+    return redirect(_next_page())
+
+
+def _next_page() -> str:
+    """Where the login was going: the form's hidden ``next`` field, else ``?next=``."""
+    return _safe_next(request.form.get("next") or request.args.get("next"))
 
 
 def _no_password_message(mode: str) -> str:
@@ -249,6 +274,7 @@ def _login_page(error: str | None, status: int, link_used: bool = False):
             error=error,
             login_link_used=link_used,
             auth_mode=auth_mode(),
+            next_page=_next_page(),
         ),
         status,
     )

@@ -70,6 +70,68 @@ def test_next_goes_back_to_the_page_and_never_off_site(client):
         client.post("/logout", headers={"X-CSRF-Token": csrf_of(client.get("/").text)})
 
 
+# Browsers drop tabs and newlines from a Location: "/\t/evil.example" would be
+# "//evil.example", another host. A newline in a header was a 500.
+HOSTILE_NEXT = [
+    "/\t/evil.example",
+    "/\n/evil.example",
+    "/\r/evil.example",
+    "/\t\t/evil.example/x",
+    "/ /evil.example",
+    "/\u2028/evil.example",
+    "/\x00/evil.example",
+    "\t//evil.example",
+    " /x",
+    "/\\evil.example",
+    "https:/evil.example",
+]
+
+
+@pytest.mark.parametrize("evil", HOSTILE_NEXT)
+def test_next_with_control_characters_or_spaces_goes_home(client, evil):
+    token = csrf_of(client.get("/login").text)
+    done = client.post(
+        "/login", query_string={"next": evil}, data={"password": PASSWORD, "csrf_token": token}
+    )
+    assert (done.status_code, done.headers["Location"]) == (302, "/")
+    # Already logged in, GET /login?next= redirects at once: the same check applies.
+    again = client.get("/login", query_string={"next": evil})
+    assert (again.status_code, again.headers["Location"]) == (302, "/")
+    # The hidden form field is checked the same way.
+    client.post("/logout", headers={"X-CSRF-Token": csrf_of(client.get("/").text)})
+    token = csrf_of(client.get("/login").text)
+    done = client.post("/login", data={"password": PASSWORD, "csrf_token": token, "next": evil})
+    assert done.headers["Location"] == "/"
+
+
+def test_the_login_form_carries_next_so_the_user_lands_where_they_were_going(client):
+    asked = client.get("/memory?q=tea%20pot&x=%2F")
+    assert asked.status_code == 302
+    page = client.get(asked.headers["Location"])  # the form, as the browser shows it
+    assert '<form method="post" action="/login"' in page.text
+    assert '<input type="hidden" name="next" value="/memory?q=tea%20pot&amp;x=%2F">' in page.text
+    # The browser posts the form's fields to its bare action, /login.
+    done = client.post(
+        "/login",
+        data={
+            "password": PASSWORD,
+            "csrf_token": csrf_of(page.text),
+            "next": "/memory?q=tea%20pot&x=%2F",
+        },
+    )
+    assert done.headers["Location"] == "/memory?q=tea%20pot&x=%2F"
+
+
+def test_a_wrong_password_keeps_next_in_the_form(client):
+    token = csrf_of(client.get("/login").text)
+    failed = client.post(
+        "/login", data={"password": "nope", "csrf_token": token, "next": "/skills/tea"}
+    )
+    assert failed.status_code == 401
+    assert '<input type="hidden" name="next" value="/skills/tea">' in failed.text
+    assert 'name="next"' not in client.get("/login").text  # nothing to carry: no field
+
+
 def test_five_failures_lock_the_address_out_with_retry_after(client):
     assert LOGIN_LIMIT == "5 per 5 minutes"
     for _ in range(5):
