@@ -48,6 +48,7 @@ from flask_limiter.util import get_remote_address
 from web import security
 from web.context import ApiError, get_runtime
 from web.errors import is_api_request
+from web.logouts import LOGOUTS_FILE, Logouts
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("hermes.web.auth")
@@ -158,32 +159,6 @@ def _current_path() -> str:
     path = quote(request.path, safe="/:@!$&'()*+,;=-._~")
     query = request.query_string.decode("latin-1")
     return f"{path}?{query}" if query else path
-
-
-class Logouts:
-    """Ids of logins ended by POST /logout, kept as long as such a cookie could live.
-
-    The cookie itself is signed, not stored: without this list a logged-out
-    cookie would stay valid until its idle timeout. In memory, since the
-    dashboard is one process; after a restart the idle timeout still applies.
-    """
-
-    def __init__(self, lifetime: float) -> None:
-        self._lock = threading.Lock()
-        self._lifetime = lifetime
-        self._ended: dict[str, float] = {}
-
-    def end(self, login_id: object) -> None:
-        if not isinstance(login_id, str) or not login_id:
-            return
-        now = time.monotonic()
-        with self._lock:
-            self._ended = {k: t for k, t in self._ended.items() if now - t < self._lifetime}
-            self._ended[login_id] = now
-
-    def ended(self, login_id: object) -> bool:
-        with self._lock:
-            return isinstance(login_id, str) and login_id in self._ended
 
 
 # ---- one-time login links ---------------------------------------------------
@@ -310,7 +285,9 @@ def init_app(app: Flask, config) -> None:
     app.config.setdefault("HERMES_SESSION_IDLE_SECONDS", config.web_session_idle_minutes * 60)
     app.config["PERMANENT_SESSION_LIFETIME"] = app.config["HERMES_SESSION_IDLE_SECONDS"]
     app.extensions["hermes.login_tokens"] = LoginTokens()
-    app.extensions["hermes.logouts"] = Logouts(app.config["HERMES_SESSION_IDLE_SECONDS"])
+    app.extensions["hermes.logouts"] = Logouts(
+        config.home / LOGOUTS_FILE, app.config["HERMES_SESSION_IDLE_SECONDS"]
+    )
 
     limiter = Limiter(
         key_func=get_remote_address,
