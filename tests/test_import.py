@@ -159,6 +159,9 @@ def test_malformed_file_imports_nothing(store, tmp_path):
         ('[{"mapping": {}}] trailing', "after the closing"),
         ('[{"mapping": {}} {}]', "expected ',' or ']'"),
         ([{"mapping": {}}, 5], "conversation 1.*must be a JSON object"),
+        # Deeper than the decoder can recurse: a RecursionError, once a traceback.
+        ("[" * 200_000, "conversation 0 is not valid JSON: it is nested too deeply"),
+        ('[{"mapping": {}}, ' + "[" * 200_000, "conversation 1 .*nested too deeply"),
     ],
 )
 def test_bad_chatgpt_files(store, tmp_path, content, problem):
@@ -173,6 +176,19 @@ def test_bad_chatgpt_files(store, tmp_path, content, problem):
         ([{"chat_messages": "x"}], "chat_messages must be a list"),
         ([{"created_at": "not a date"}], "ISO-8601"),
         ([{"chat_messages": [5]}], r"chat_messages\[0\]"),
+        # Valid ISO-8601, but before year 1 once in UTC: an OverflowError, once a traceback.
+        ([{"created_at": "0001-01-01T00:00:00+05:00"}], "created_at .* out of the range"),
+        ([{"updated_at": "9999-12-31T23:59:59-05:00"}], "updated_at .* out of the range"),
+        (
+            [
+                {
+                    "chat_messages": [
+                        {"sender": "human", "text": "hi", "created_at": "0001-01-01T01:00+02:00"}
+                    ]
+                }
+            ],
+            r"chat_messages\[0\]\.created_at .* out of the range",
+        ),
     ],
 )
 def test_bad_claude_files(store, tmp_path, content, problem):
@@ -272,6 +288,18 @@ def test_cli_errors_are_one_line(tmp_path):
     assert "Traceback" not in result.stderr
     missing = _hermes(tmp_path / "home", "export", "--session", "42", cwd=tmp_path)
     assert missing.returncode == 1 and "no session 42" in missing.stderr
+
+
+def test_cli_import_of_out_of_range_dates_or_deep_nesting_is_one_line(tmp_path):
+    dates = tmp_path / "dates.json"
+    dates.write_text(json.dumps([{"uuid": "u1", "created_at": "0001-01-01T00:00:00+05:00"}]))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000)
+    for kind, path, says in (("claude", dates, "out of the range"), ("chatgpt", deep, "nested")):
+        result = _hermes(tmp_path / "home", "import", kind, str(path), cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
 
 
 def test_duplicate_conversations_within_one_file(store, tmp_path):
