@@ -1,6 +1,7 @@
 """The dashboard's streaming against the scripted model, under the Procfile's gunicorn.
 
-    python bench/bench_web.py [--turns 1000] [--readers 200] [--streams 32] [--wire anthropic]
+    python bench/bench_web.py [--turns 1000] [--readers 200] [--streams 32] [--browsers 4]
+                              [--wire anthropic] [--only streams]
 
 Prints, each figure beside its target:
 
@@ -313,13 +314,33 @@ def first_text_latency(client, fake: FakeProcess, runs: int) -> list[float]:
     return gaps
 
 
+_sdk_clients: dict[tuple[str, str], object] = {}
+_sdk_lock = threading.Lock()
+
+
+def sdk_client(url: str, wire: str):
+    """One SDK client per process and server, built once, as an application (and
+    Hermes' own provider) keeps it: building one loads certificates and costs
+    more CPU than a whole stream's reading."""
+    with _sdk_lock:
+        if (url, wire) not in _sdk_clients:
+            if wire == "anthropic":
+                import anthropic
+
+                sdk = anthropic.Anthropic(api_key=API_KEY, base_url=url, max_retries=0)
+            else:
+                import openai
+
+                sdk = openai.OpenAI(api_key=API_KEY, base_url=url + "/v1", max_retries=0)
+            _sdk_clients[url, wire] = sdk
+        return _sdk_clients[url, wire]
+
+
 def sdk_direct(url: str, wire: str) -> float:
     """Seconds to read the scripted stream straight through the SDK."""
+    sdk = sdk_client(url, wire)
     started = time.monotonic()
     if wire == "anthropic":
-        import anthropic
-
-        sdk = anthropic.Anthropic(api_key=API_KEY, base_url=url, max_retries=0)
         events = sdk.messages.create(
             model=DEFAULT_MODELS[wire],
             max_tokens=1024,
@@ -327,9 +348,6 @@ def sdk_direct(url: str, wire: str) -> float:
             stream=True,
         )
     else:
-        import openai
-
-        sdk = openai.OpenAI(api_key=API_KEY, base_url=url + "/v1", max_retries=0)
         events = sdk.chat.completions.create(
             model=DEFAULT_MODELS[wire],
             messages=[{"role": "user", "content": "hello"}],
@@ -350,6 +368,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the concurrent streams")
     parser.add_argument(
         "--browsers", type=int, default=4, help="client processes the concurrent streams share"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("first-text", "whole-turn", "streams", "memory"),
+        help="measure only this figure (repeatable), e.g. to repeat one taken under high load",
     )
     args = parser.parse_args()
 
@@ -376,15 +400,29 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
     for _ in range(3):
         timed_turn(client, client.new_session())
     sdk_direct(fake.url, args.wire)
+    figures = {
+        "first-text": first_text_figure,
+        "whole-turn": whole_turn_figure,
+        "streams": streams_figure,
+        "memory": memory_figure,
+    }
+    for name in args.only or figures:
+        figures[name](server, client, fake, args)
+    client.close()
 
-    # 1. first text
+
+def first_text_figure(server: GunicornServer, client, fake: FakeProcess, args) -> None:
+    """1. first text"""
     gaps = sorted(first_text_latency(client, fake, 20))
     print(
         f"first text: model -> client {statistics.median(gaps):.1f} ms median, "
-        f"{gaps[int(len(gaps) * 0.95) - 1]:.1f} ms p95, over {len(gaps)} turns   (target <= 20 ms)   {load()}"
+        f"{gaps[int(len(gaps) * 0.95) - 1]:.1f} ms p95, over {len(gaps)} turns"
+        f"   (target <= 20 ms)   {load()}"
     )
 
-    # 2. a whole streamed turn vs the SDK alone
+
+def whole_turn_figure(server: GunicornServer, client, fake: FakeProcess, args) -> None:
+    """2. a whole streamed turn vs the SDK alone"""
     fake.configure(pace=args.pace, text=ANSWER)
     api = statistics.median(timed_turn(client, client.new_session())[1] for _ in range(5))
     direct = statistics.median(sdk_direct(fake.url, args.wire) for _ in range(5))
@@ -393,7 +431,10 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
         f"   (target <= 1.05x)   {load()}"
     )
 
-    # 3. many streams at once vs one alone, in rounds (the machine's load varies)
+
+def streams_figure(server: GunicornServer, client, fake: FakeProcess, args) -> None:
+    """3. many streams at once vs one alone, in rounds (the machine's load varies)"""
+    fake.configure(pace=args.pace, text=ANSWER)
     browsers = Browsers(args.browsers, server.url, fake.url, args.wire)
     ratios, controls = [], []
     try:
@@ -422,7 +463,9 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
         f" (this machine's own limit)   {load()}"
     )
 
-    # 4. memory over many turns and reconnecting readers
+
+def memory_figure(server: GunicornServer, client, fake: FakeProcess, args) -> None:
+    """4. memory over many turns and reconnecting readers"""
     fake.configure(pace=0.0, text="a short answer " * 20)
     sessions = [client.new_session() for _ in range(32)]  # most turns continue one of these
     done_turns: list[str] = []
@@ -464,7 +507,6 @@ def run(server: GunicornServer, fake: FakeProcess, args) -> None:
         f"{args.turns} turns and {readers} reconnecting readers = +{(after - before) / mb:.1f} MB"
         f" in {time.monotonic() - started:.0f} s   (target < 50 MB)   {load()}"
     )
-    client.close()
 
 
 if __name__ == "__main__":
