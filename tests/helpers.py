@@ -24,6 +24,32 @@ def clean_environ(**extra: str) -> dict[str, str]:
     return env
 
 
+def repl_environ(
+    provider_env: dict[str, str],
+    home: Path,
+    workspace: Path,
+    *,
+    columns: int = 120,
+    lines: int = 40,
+    stream_timeout: int = 10,
+) -> dict[str, str]:
+    """The environment of a REPL run in a pty against the scripted model (``provider_env``
+    is ``fake_llm.env(wire)``)."""
+    return clean_environ(
+        **provider_env,
+        HERMES_HOME=str(home),
+        HERMES_WORKSPACE=str(workspace),
+        HERMES_MODEL="gpt-4.1",
+        HERMES_MAX_RETRIES="0",
+        HERMES_STREAM_TIMEOUT=str(stream_timeout),
+        TERM="xterm-256color",
+        # pexpect is no terminal emulator: it never answers the cursor-position query.
+        PROMPT_TOOLKIT_NO_CPR="1",
+        COLUMNS=str(columns),
+        LINES=str(lines),
+    )
+
+
 def run_hermes(
     args: list[str], *, env: dict[str, str], cwd: Path, timeout: float = 60
 ) -> subprocess.CompletedProcess:

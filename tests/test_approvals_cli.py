@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import clean_environ
+from tests.helpers import repl_environ
 from tests.helpers import run_hermes as hermes
 
 pexpect = pytest.importorskip("pexpect")
@@ -19,19 +19,7 @@ PROMPT = "hermes>"
 
 @pytest.fixture
 def env(fake_llm, hermes_home: Path, workspace: Path) -> dict[str, str]:
-    env = clean_environ(**fake_llm.env("openai"))
-    env.update(
-        HERMES_HOME=str(hermes_home),
-        HERMES_WORKSPACE=str(workspace),
-        HERMES_MODEL="gpt-4.1",
-        HERMES_MAX_RETRIES="0",
-        HERMES_STREAM_TIMEOUT="10",
-        TERM="xterm-256color",
-        PROMPT_TOOLKIT_NO_CPR="1",
-        COLUMNS="120",
-        LINES="40",
-    )
-    return env
+    return repl_environ(fake_llm.env("openai"), hermes_home, workspace)
 
 
 def spawn(env, cwd: Path):

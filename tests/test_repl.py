@@ -14,7 +14,7 @@ pexpect = pytest.importorskip("pexpect")
 
 from hermes.config import Config  # noqa: E402
 from hermes.store import Store  # noqa: E402
-from tests.helpers import clean_environ  # noqa: E402
+from tests.helpers import repl_environ  # noqa: E402
 
 TIMEOUT = 15
 # Whitespace and styling escapes between two cells of a table.
@@ -38,20 +38,7 @@ metadata:
 
 @pytest.fixture
 def repl_env(fake_llm, hermes_home: Path, workspace: Path) -> dict[str, str]:
-    env = clean_environ(**fake_llm.env("openai"))
-    env.update(
-        HERMES_HOME=str(hermes_home),
-        HERMES_WORKSPACE=str(workspace),
-        HERMES_MODEL="gpt-4.1",
-        HERMES_MAX_RETRIES="0",
-        HERMES_STREAM_TIMEOUT="10",
-        TERM="xterm-256color",
-        # pexpect is no terminal emulator: it never answers the cursor-position query.
-        PROMPT_TOOLKIT_NO_CPR="1",
-        COLUMNS="120",
-        LINES="40",
-    )
-    return env
+    return repl_environ(fake_llm.env("openai"), hermes_home, workspace)
 
 
 def spawn(env: dict[str, str], cwd: Path):

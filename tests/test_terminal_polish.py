@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import clean_environ, run_hermes
+from tests.helpers import repl_environ, run_hermes
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -20,17 +20,8 @@ PROMPT = "hermes>"
 
 @pytest.fixture
 def env(fake_llm, hermes_home: Path, workspace: Path) -> dict[str, str]:
-    return clean_environ(
-        **fake_llm.env("openai"),
-        HERMES_HOME=str(hermes_home),
-        HERMES_WORKSPACE=str(workspace),
-        HERMES_MODEL="gpt-4.1",
-        HERMES_MAX_RETRIES="0",
-        HERMES_STREAM_TIMEOUT="20",
-        TERM="xterm-256color",
-        PROMPT_TOOLKIT_NO_CPR="1",
-        COLUMNS="80",
-        LINES="30",
+    return repl_environ(
+        fake_llm.env("openai"), hermes_home, workspace, columns=80, lines=30, stream_timeout=20
     )
 
 

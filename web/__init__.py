@@ -32,6 +32,13 @@ MIN_SECRET_KEY_LENGTH = 16
 log = logging.getLogger("hermes.web")
 
 
+def asset_folder(name: str) -> Path:
+    """``templates`` or ``static``: inside this package as ``_templates``/``_static`` when
+    installed from a wheel (see pyproject.toml), else beside it in the checkout."""
+    packaged = Path(__file__).resolve().parent / f"_{name}"
+    return packaged if packaged.is_dir() else ROOT / name
+
+
 def check_startup(config: Config) -> None:
     """Refuse to serve without a secret key, or without a password unless that is explicit."""
     if not config.secret_key:
@@ -63,8 +70,8 @@ def create_app(config: Config | None = None) -> Flask:
 
     app = Flask(
         __name__,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=str(asset_folder("templates")),
+        static_folder=str(asset_folder("static")),
         static_url_path="/static",
     )
     app.secret_key = config.secret_key
