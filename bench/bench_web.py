@@ -504,7 +504,7 @@ def memory_figure(server: GunicornServer, client, fake: FakeProcess, args) -> No
     mb = 1024 * 1024
     print(
         f"memory: worker RSS {before / mb:.1f} MB after 10 turns, {after / mb:.1f} MB after "
-        f"{args.turns} turns and {readers} reconnecting readers = +{(after - before) / mb:.1f} MB"
+        f"{args.turns} turns and {readers} reconnecting readers = {(after - before) / mb:+.1f} MB"
         f" in {time.monotonic() - started:.0f} s   (target < 50 MB)   {load()}"
     )
 
