@@ -156,9 +156,23 @@ def _writer_lock(engine: Engine) -> threading.RLock:
 
 
 @contextmanager
+def _queued(engine: Engine) -> Iterator[None]:
+    """Wait for this process's other writers. Past the busy timeout the writer goes
+    on without the lock, so a writer stuck behind its own process fails the way
+    it always did (SQLite's timeout, a StoreError), never hangs."""
+    lock = _writer_lock(engine)
+    held = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        yield
+    finally:
+        if held:
+            lock.release()
+
+
+@contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection in a ``BEGIN IMMEDIATE`` transaction, committed on success."""
-    with _writer_lock(engine), explained(engine), engine.connect() as connection:
+    with _queued(engine), explained(engine), engine.connect() as connection:
         connection.execution_options(**{WRITE_OPTION: True})
         with connection.begin():
             yield connection
