@@ -6,12 +6,21 @@ verbatim through ``Store.search`` (what the tool, CLI and API use); a skill
 task counts as a hit when the right skill is among the skills the agent puts
 in the prompt for that message (``SkillManager.relevant``).
 
-    python bench/bench_recall.py [-v] [--lexical-only]
+Next to today's figures it prints stored "before" rows: the same set measured
+with the code before issue 15 (words only, commit e29992f) and before the
+word-match floor and skill facets (commit 83faab9). Both were measured by
+running those commits' bench_recall.py with this generator. They belong to one version
+of the set (``SET_FINGERPRINT``); when the generator changes they are
+reported as stale instead of compared.
+
+    python bench/bench_recall.py [-v] [--embeddings local|fast|off]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import tempfile
 import time
@@ -30,6 +39,40 @@ from hermes.embeddings import make_embedder  # noqa: E402
 from hermes.messages import Message  # noqa: E402
 from hermes.skills import SkillManager  # noqa: E402
 from hermes.store import SessionRecord, Store  # noqa: E402
+
+# Figures of earlier code on this version of the set: {label: {type: (R@5, R@10)}, skills}.
+SET_FINGERPRINT = "1f43a551aa22"
+BEFORE: dict[str, dict] = {
+    # Words only (BM25), before issue 15: commit e29992f.
+    "before issue 15": {
+        "adversarial": (62.5, 75.0),
+        "context": (27.8, 27.8),
+        "multi_hop": (40.5, 54.8),
+        "open_domain": (27.3, 27.3),
+        "paraphrase": (8.8, 17.6),
+        "single_hop": (91.7, 100.0),
+        "temporal": (22.6, 25.8),
+        "all": (31.5, 38.1),
+    },
+    # Context index + MiniLM fusion, before the word-match floor: commit 83faab9.
+    "before floor": {
+        "adversarial": (100.0, 100.0),
+        "context": (86.1, 88.9),
+        "multi_hop": (42.1, 63.5),
+        "open_domain": (54.5, 72.7),
+        "paraphrase": (76.5, 79.4),
+        "single_hop": (100.0, 100.0),
+        "temporal": (45.2, 64.5),
+        "all": (66.9, 77.3),
+    },
+}
+BEFORE_SKILLS: dict[str, int] = {"before issue 15": 17, "before facets": 38}
+
+
+def fingerprint(memory: dict, skills: dict) -> str:
+    """Which version of the generated set the figures belong to."""
+    blob = json.dumps([memory, skills], sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
 
 
 def open_store(config: Config) -> Store:
@@ -111,6 +154,7 @@ def main() -> None:
     skills = build_skills()
     messages = sum(len(s["messages"]) for s in memory["sessions"])
     lives = sorted({s["life"] for s in memory["sessions"]})
+    print(f"set {fingerprint(memory, skills)}")
     print(
         f"memory: {len(lives)} users, {len(memory['sessions'])} sessions, {messages} messages, "
         f"{len(memory['questions'])} questions"
@@ -139,19 +183,33 @@ def main() -> None:
                     results[kind][1] += r10 * n
                     results[kind][2] += n
         results = {kind: (r5 / n, r10 / n, n) for kind, (r5, r10, n) in results.items()}
-        print(f"{'type':<12} {'n':>4} {'R@5':>6} {'R@10':>6}")
+        current = fingerprint(memory, skills) == SET_FINGERPRINT
+        before = BEFORE if current else {}
+        if not current:
+            print(f"(stored before rows are for set {SET_FINGERPRINT}, this is another: not shown)")
+        labels = [*before, "now"]
+        print(f"{'':<17}" + "".join(f"{label:>16}" for label in labels))
+        print(f"{'type':<12} {'n':>4}" + f"{'R@5':>8}{'R@10':>8}" * len(labels))
         for kind in sorted(results, key=lambda k: (k == "all", k)):
             r5, r10, n = results[kind]
-            print(f"{kind:<12} {n:>4} {r5 * 100:6.1f} {r10 * 100:6.1f}")
+            row = f"{kind:<12} {n:>4}"
+            for label in before:
+                old_r5, old_r10 = before[label].get(kind, (float("nan"), float("nan")))
+                row += f"{old_r5:8.1f}{old_r10:8.1f}"
+            print(row + f"{r5 * 100:8.1f}{r10 * 100:8.1f}")
         manager = SkillManager(
             Path(tmp) / "skills",
             embedder=make_embedder(config.with_overrides(embeddings="local"), "skills"),
         )
         install_skills(manager, skills)
         hits, per_task_ms = evaluate_skills(manager, skills, config.skills_in_prompt, args.verbose)
+        earlier = "".join(
+            f"{label} {count}/{len(skills['tasks'])}, "
+            for label, count in (BEFORE_SKILLS if current else {}).items()
+        )
         print(
             f"skills: {len(skills['skills'])} installed, right skill in the prompt for "
-            f"{hits}/{len(skills['tasks'])} tasks ({per_task_ms:.1f} ms per task)"
+            f"{earlier}now {hits}/{len(skills['tasks'])} tasks ({per_task_ms:.1f} ms per task)"
         )
 
 

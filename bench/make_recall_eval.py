@@ -11,7 +11,14 @@ evidence's vocabulary and with ordinary filler. Question types:
   and "what did I ... in <month>" (the session date matters).
 - ``context``: the message alone is a short reply ("Yes, let's do that") whose
   meaning sits in the turn before it.
+- ``adversarial``: the question's premise is wrong (it names the wrong person);
+  the evidence is what was really said.
+- ``open_domain``: the answer must be inferred from what the user said about
+  themselves ("would I enjoy a busy beach?" against "crowds make me anxious").
 - ``single_hop``: plain questions, for comparison.
+
+The ``{month}`` of a "what did we talk about in <month>" question is the month
+its evidence was said in (it used to be a fixed "March" that no evidence matched).
 
 Skills: 210 similar-sounding skills and 42 tasks phrased the way people ask.
 
@@ -480,7 +487,7 @@ FACTS = [
     ),
     (
         "temporal",
-        "what did we talk about in March about the garden?",
+        "what did we talk about in {month} about the garden?",
         [
             (
                 "Spring garden",
@@ -678,6 +685,96 @@ FACTS = [
             )
         ],
     ),
+    (
+        "adversarial",
+        "what did my husband give me for my birthday?",
+        [
+            (
+                "Birthday",
+                [
+                    (
+                        "user",
+                        "My sister surprised me with a pottery class voucher for my birthday.",
+                        E,
+                    ),
+                    ("assistant", "What a thoughtful present! Pottery is very relaxing.", N),
+                ],
+            )
+        ],
+    ),
+    (
+        "adversarial",
+        "which city is my boss moving to?",
+        [
+            (
+                "News",
+                [
+                    ("user", "My best friend Tom is relocating to Rotterdam for a new job.", E),
+                    ("assistant", "Rotterdam is a great city; you'll have a reason to visit.", N),
+                ],
+            )
+        ],
+    ),
+    (
+        "adversarial",
+        "why did my daughter stop swimming lessons?",
+        [
+            (
+                "Family news",
+                [
+                    (
+                        "user",
+                        "My nephew quit the swimming lessons, the chlorine made his eyes sting.",
+                        E,
+                    ),
+                    ("assistant", "Well-fitting goggles usually fix that.", N),
+                ],
+            )
+        ],
+    ),
+    (
+        "open_domain",
+        "would I enjoy a week at a busy beach resort?",
+        [
+            (
+                "Holiday ideas",
+                [
+                    ("user", "Crowds make me anxious, I'd much rather hike somewhere quiet.", E),
+                    (
+                        "assistant",
+                        "Then a mountain hut or a quiet coastal trail would suit you.",
+                        N,
+                    ),
+                ],
+            )
+        ],
+    ),
+    (
+        "open_domain",
+        "what would be a good present for my mum?",
+        [
+            (
+                "Mum",
+                [
+                    ("user", "Mum spends every weekend in her greenhouse fussing over orchids.", E),
+                    ("assistant", "Sounds like a very happy hobby.", N),
+                ],
+            )
+        ],
+    ),
+    (
+        "open_domain",
+        "should I take a job that needs a lot of flying?",
+        [
+            (
+                "Health",
+                [
+                    ("user", "I get terribly airsick, even a one-hour hop ruins my day.", E),
+                    ("assistant", "Sitting over the wing and looking at the horizon can help.", N),
+                ],
+            )
+        ],
+    ),
 ]
 
 # Distractors: realistic turns that share the facts' words but answer nothing.
@@ -727,6 +824,13 @@ DISTRACTORS = [
     "The first day of spring and it's snowing.",
     "Movers quoted way too much for a one-bedroom.",
     "Had a sore throat this morning, probably the air conditioning.",
+    "The beach bar near the office gets busy at lunch.",
+    "Pool opening hours changed again, the swimming club is annoyed.",
+    "Tom's band is playing at the pub on Friday.",
+    "Greenhouse gas figures were all over the news today.",
+    "Flight prices to Rome went up again, maybe we take the train.",
+    "Her birthday cake collapsed in the oven, we laughed a lot.",
+    "My boss wants the slides by Monday morning.",
 ]
 
 FILLER = [
@@ -834,6 +938,11 @@ def build_memory(seed: int = 15) -> dict:
             )
         for fact_index in chosen:
             kind, question, _ = FACTS[fact_index]
+            if "{month}" in question:
+                # The month the evidence was said in (the first evidence session's).
+                first = next(s for s in sessions if s["key"] == evidence[fact_index][0][0])
+                month = datetime.fromisoformat(first["created_at"]).strftime("%B")
+                question = question.replace("{month}", month)
             questions.append(
                 {"life": life, "type": kind, "question": question, "evidence": evidence[fact_index]}
             )

@@ -9,6 +9,7 @@ import pytest
 from hermes.approvals import classify
 from hermes.approvals.shellparse import _fast, _Unsupported, parse
 from hermes.approvals.userrules import parse_rules
+from tests.fixtures.approvals import PROJECT
 
 WORKSPACE = Path("/srv/work/project")
 HOME = Path("/home/ada")
@@ -301,7 +302,8 @@ def test_the_table_is_big_enough():
 
 @pytest.mark.parametrize(("expected", "command"), TABLE, ids=[c[:60] for _, c in TABLE])
 def test_classification(expected, command):
-    verdict = classify(command, workspace=WORKSPACE, home=HOME)
+    # In a workspace whose scripts (script.sh, script.py, .venv/bin/activate) exist.
+    verdict = classify(command, workspace=PROJECT, home=HOME)
     assert verdict.level == expected, f"{command!r}: {verdict.level} ({verdict.reason})"
     if expected != S:
         assert verdict.reason, "a flagged command says why"

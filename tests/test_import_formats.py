@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes.errors import ImportFileError
-from hermes.store.formats.common import MAX_TITLE
+from hermes.store.formats.common import MAX_TITLE, BadConversation, fingerprint
 from hermes.store.importers import import_file
 
 
@@ -257,3 +257,11 @@ def test_bom_and_non_utf8(store, tmp_path):
     latin.write_bytes('[{"uuid": "l", "name": "café"}]'.encode("latin-1"))
     with pytest.raises(ImportFileError, match="not UTF-8"):
         import_file(store, "claude", latin)
+
+
+def test_a_conversation_too_deep_to_fingerprint_is_a_bad_conversation():
+    deep: list = []
+    for _ in range(100_000):  # built in Python: no file decoder would hand this over
+        deep = [deep]
+    with pytest.raises(BadConversation, match="nested too deeply"):
+        fingerprint({"chat_messages": [], "extra": deep})

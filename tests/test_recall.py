@@ -18,6 +18,7 @@ from hermes.embeddings.minilm import MiniLMEmbedder, shared_minilm
 from hermes.errors import ConfigError
 from hermes.messages import Message
 from hermes.skills import SkillManager
+from hermes.skills.semantic import skill_facets
 from hermes.store import SessionRecord, Store, indexer, migrate, vectors
 from hermes.store import search as search_module
 from hermes.store.engine import make_engine, write_transaction
@@ -221,6 +222,32 @@ def test_fusion_keeps_exact_word_matches_on_top(store):
         pass
     hits = store.search("Lisbon flights")
     assert "Lisbon" in hits[0].snippet and search_module.MARK_START in hits[0].snippet
+
+
+def test_a_rare_word_the_user_remembers_leads(store, monkeypatch):
+    """Calibration puts the nearest neighbour by meaning at the top whatever its
+    cosine; the messages holding the typed words must still come first."""
+    cabin = store.create_session(title="Weekend")
+    for n in range(20):
+        store.add_message(cabin.id, Message("user", f"filler talk {n}"))
+    target = store.add_message(
+        cabin.id, Message("user", "We ordered pizza, zygomorphic was the password for the wifi.")
+    )
+    # Close in meaning to the query (the model hears "zygo-" and "morph"), without the word.
+    biology = store.create_session(title="Biology homework")
+    for text_ in ["morphology of zygotes", "zygote morphology in embryos", "Zygote cells divide."]:
+        store.add_message(biology.id, Message("user", text_))
+    both = store.add_message(cabin.id, Message("user", "Lisbon trams, Lisbon flights"))
+    for _ in store.reindex():
+        pass
+    for query in ("zygomorphic", "zygomorphic talk"):
+        hits = store.search(query, limit=5)
+        assert hits[0].message_id == target.id, query
+    # Every typed word in one message: it leads too, rare or not.
+    assert store.search("flights Lisbon", limit=5)[0].message_id == both.id
+    # The floor is what holds it there (this test bites without it).
+    monkeypatch.setattr(search_module, "WORD_MATCH_WEIGHT", 0.0)
+    assert store.search("zygomorphic", limit=5)[0].message_id != target.id
 
 
 def test_search_during_backfill_is_lexical_for_the_rest(store):
@@ -497,12 +524,42 @@ def test_skill_selection_by_meaning_and_its_cache(config):
     assert embedder.texts == first + 1  # only the query: skill vectors are cached
     manager.update("plan-weekly-meals", description="Plan seven dinners and the groceries.")
     manager.relevant("what should I cook this week?", limit=3)
-    assert embedder.texts == first + 3  # the query and the one changed skill
+    changed = len(skill_facets(manager.get("plan-weekly-meals")))
+    assert embedder.texts == first + 2 + changed  # two queries and the one changed skill
     assert manager.relevant("hi", limit=3) == []  # small talk offers no skill
     # A new process reads the cached vectors from disk instead of embedding again.
     again = CountingEmbedder()
     SkillManager(config.skills_dir, embedder=again).relevant("cook dinner", limit=3)
     assert again.texts == 1
+
+
+def test_a_task_worded_like_one_trigger_finds_its_skill(config):
+    """A skill is as close as its closest facet: one apt trigger is enough, even
+    when the skill's name and description say it in other words."""
+    manager = SkillManager(config.skills_dir, embedder=shared_minilm())
+    _skill_library(manager)
+    manager.create(
+        "create-budget",
+        "Track where the money goes each month and set spending limits.",
+        "1. Read the bank statements.\n2. Pick categories.",
+    )
+    manager.create(
+        "yearly-review-prep",
+        "Prepare for the yearly review: market range, anchor and answers to pushbacks.",
+        "1. Research the range.\n2. Rehearse.",
+        triggers=["ask for a pay rise"],
+    )
+    task = "I want to ask my boss for more money"
+    chosen = [skill.name for skill in manager.relevant(task, limit=3)]
+    assert chosen and chosen[0] == "yearly-review-prep", chosen
+    # A greeting is all stop words: a short trigger's cosine to it is noise, so no skill.
+    manager.create(
+        "design-greeting-cards",
+        "Lay out a card for a birthday.",
+        "1. Pick paper.",
+        triggers=["greeting card"],
+    )
+    assert manager.relevant("hi", limit=3) == []
 
 
 def test_skill_selection_survives_a_failing_endpoint(config, fake_llm):
@@ -576,6 +633,13 @@ def test_the_labelled_sets_are_what_the_generator_makes():
     assert len(skills["skills"]) >= 200 and len(skills["tasks"]) >= 40
     kinds = {q["type"] for q in memory["questions"]}
     assert kinds >= {"paraphrase", "multi_hop", "temporal", "context", "single_hop"}
+    assert kinds >= {"adversarial", "open_domain"}
+    # A "what did we talk about in <month>" question names the month its evidence was said in.
+    sessions = {s["key"]: s for s in memory["sessions"]}
+    for question in memory["questions"]:
+        if " in " in question["question"] and "talk about" in question["question"]:
+            said = datetime.fromisoformat(sessions[question["evidence"][0][0]]["created_at"])
+            assert said.strftime("%B") in question["question"]
 
 
 def test_without_the_minilm_wheel_local_falls_back_to_wordllama(make_config, monkeypatch, caplog):

@@ -56,3 +56,47 @@ def test_two_processes_and_a_thread_write_at_once(store, config):
         f"cli writes number {i}" for i in range(count)
     ]
     assert len(store.search("writes number", limit=100)) == 100
+
+
+def test_a_waiting_writer_of_this_process_goes_in_as_soon_as_the_last_one_commits(store):
+    """Writers of one process queue on a lock of their own, not on SQLite's busy timeout.
+
+    SQLite's timeout polls with growing sleeps (by one second of waiting they are
+    100 ms long), so the lock sat free while a dozen web turns slept on it. Here a
+    writer waits a second behind another; what counts is how long after that
+    commit it gets in: at SQLite's poll it would be up to 100 ms, ~50 on average.
+    Best of five, so one slow wake-up on a loaded machine does not decide.
+    """
+    import threading
+    import time
+
+    from hermes.store.engine import write_transaction
+
+    session = store.create_session(title="queue")
+
+    def one_lag() -> float:
+        holding, committed, entered = threading.Event(), [], []
+
+        def first():
+            with write_transaction(store.engine) as connection:
+                connection.exec_driver_sql(
+                    "UPDATE sessions SET title = 'held' WHERE id = ?", (session.id,)
+                )
+                holding.set()
+                time.sleep(1.0)
+            committed.append(time.monotonic())
+
+        def second():
+            holding.wait()
+            with write_transaction(store.engine):
+                entered.append(time.monotonic())
+
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        return entered[0] - committed[0]
+
+    lags = [one_lag() for _ in range(5)]
+    assert min(lags) < 0.02, lags

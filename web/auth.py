@@ -27,6 +27,7 @@ import logging
 import secrets
 import threading
 import time
+from urllib.parse import quote, urlsplit
 
 from flask import (
     Blueprint,
@@ -47,6 +48,7 @@ from flask_limiter.util import get_remote_address
 from web import security
 from web.context import ApiError, get_runtime
 from web.errors import is_api_request
+from web.logouts import LOGOUTS_FILE, Logouts
 
 bp = Blueprint("auth", __name__)
 log = logging.getLogger("hermes.web.auth")
@@ -108,7 +110,7 @@ def _log_in() -> None:
 def _refuse_anonymous():
     if is_api_request():
         raise ApiError(401, "login_required", "Log in first: POST /login with the password.")
-    return redirect(url_for("auth.login", next=_safe_next(request.full_path)))
+    return redirect(url_for("auth.login", next=_safe_next(_current_path())))
 
 
 def login_required(view):
@@ -133,37 +135,30 @@ def gate():
     return None
 
 
-def _safe_next(target: str | None) -> str:
-    """A local path to go to after login; anything else (another host, ``//x``) is ``/``."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+def _safe_next(target: object) -> str:
+    """A path on this site to go to after login; anything else is ``/``.
+
+    Browsers forgive a lot in a Location header: they drop tabs and newlines
+    (``/\t/evil.example`` becomes ``//evil.example``, another host) and read
+    ``\\`` as ``/``, and a newline in a header is a 500. So the target must be
+    plain printable text, start with exactly one ``/``, and parse as a bare
+    path (no scheme, no host) as it is, nothing stripped first.
+    """
+    if not isinstance(target, str) or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    if "\\" in target or any(char.isspace() or not char.isprintable() for char in target):
+        return "/"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/"):
         return "/"
     return target.rstrip("?") or "/"
 
 
-class Logouts:
-    """Ids of logins ended by POST /logout, kept as long as such a cookie could live.
-
-    The cookie itself is signed, not stored: without this list a logged-out
-    cookie would stay valid until its idle timeout. In memory, since the
-    dashboard is one process; after a restart the idle timeout still applies.
-    """
-
-    def __init__(self, lifetime: float) -> None:
-        self._lock = threading.Lock()
-        self._lifetime = lifetime
-        self._ended: dict[str, float] = {}
-
-    def end(self, login_id: object) -> None:
-        if not isinstance(login_id, str) or not login_id:
-            return
-        now = time.monotonic()
-        with self._lock:
-            self._ended = {k: t for k, t in self._ended.items() if now - t < self._lifetime}
-            self._ended[login_id] = now
-
-    def ended(self, login_id: object) -> bool:
-        with self._lock:
-            return isinstance(login_id, str) and login_id in self._ended
+def _current_path() -> str:
+    """This request's path and query, as the browser sent them (still %-encoded)."""
+    path = quote(request.path, safe="/:@!$&'()*+,;=-._~")
+    query = request.query_string.decode("latin-1")
+    return f"{path}?{query}" if query else path
 
 
 # ---- one-time login links ---------------------------------------------------
@@ -223,7 +218,7 @@ def login():
                 return redirect("/")
             return _login_page("This login link was already used or is not valid.", 403, True)
         if is_logged_in():
-            return redirect(_safe_next(request.args.get("next")))
+            return redirect(_next_page())
         return _login_page(None, 200)
     if mode != "password":
         return _login_page(_no_password_message(mode), 400)
@@ -233,7 +228,12 @@ def login():
         log.info("failed login from %s", request.remote_addr)
         return _login_page("Wrong password.", 401)
     _log_in()
-    return redirect(_safe_next(request.args.get("next")))
+    return redirect(_next_page())
+
+
+def _next_page() -> str:
+    """Where the login was going: the form's hidden ``next`` field, else ``?next=``."""
+    return _safe_next(request.form.get("next") or request.args.get("next"))
 
 
 def _no_password_message(mode: str) -> str:
@@ -249,6 +249,7 @@ def _login_page(error: str | None, status: int, link_used: bool = False):
             error=error,
             login_link_used=link_used,
             auth_mode=auth_mode(),
+            next_page=_next_page(),
         ),
         status,
     )
@@ -284,7 +285,9 @@ def init_app(app: Flask, config) -> None:
     app.config.setdefault("HERMES_SESSION_IDLE_SECONDS", config.web_session_idle_minutes * 60)
     app.config["PERMANENT_SESSION_LIFETIME"] = app.config["HERMES_SESSION_IDLE_SECONDS"]
     app.extensions["hermes.login_tokens"] = LoginTokens()
-    app.extensions["hermes.logouts"] = Logouts(app.config["HERMES_SESSION_IDLE_SECONDS"])
+    app.extensions["hermes.logouts"] = Logouts(
+        config.home / LOGOUTS_FILE, app.config["HERMES_SESSION_IDLE_SECONDS"]
+    )
 
     limiter = Limiter(
         key_func=get_remote_address,

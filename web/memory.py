@@ -45,15 +45,23 @@ def _date(name: str, *, end_of_day: bool = False) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        if end_of_day and len(raw) == 10:
+            moment = moment.replace(hour=23, minute=59, second=59, microsecond=999_999)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        # In UTC now: 0001-01-01T00:00+05:00 is before year 1 there (OverflowError).
+        return moment.astimezone(UTC)
     except ValueError:
         raise ApiError(
             400, "invalid", f"{name} must be an ISO date such as 2026-01-31.", field=name
         ) from None
-    if end_of_day and len(raw) == 10:
-        moment = moment.replace(hour=23, minute=59, second=59, microsecond=999_999)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+    except OverflowError:
+        raise ApiError(
+            400,
+            "invalid",
+            f"{name} is outside the range of dates (years 1-9999 in UTC).",
+            field=name,
+        ) from None
 
 
 def _profile_json() -> dict:

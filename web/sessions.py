@@ -37,13 +37,19 @@ def _one_session_json(session_id: int) -> dict:
     return session_json(store.get_session(session_id), store.running_turn(session_id))
 
 
-@bp.get("")
-def list_sessions():
+def session_list_json(limit: int, before: str | None = None) -> dict:
+    """One page of the session list, as ``GET /api/sessions`` answers it (the dashboard's
+    HTML carries the first page too, so its sidebar needs no request)."""
     store = get_runtime().store
-    limit = query_int("limit", LIST_DEFAULT, maximum=LIST_MAX)
-    page, cursor = store.list_sessions(limit=limit, before=request.args.get("before") or None)
+    page, cursor = store.list_sessions(limit=limit, before=before)
     running = store.running_turns([info.id for info in page])
     return {"sessions": [session_json(info, running.get(info.id)) for info in page], "next": cursor}
+
+
+@bp.get("")
+def list_sessions():
+    limit = query_int("limit", LIST_DEFAULT, maximum=LIST_MAX)
+    return session_list_json(limit, request.args.get("before") or None)
 
 
 @bp.post("")
@@ -71,6 +77,14 @@ def get_session(session_id: int):
     if before is not None and after is not None:
         raise ApiError(400, "invalid", "Pass either 'before' or 'after', not both.", field="after")
     limit = query_int("limit", PAGE_DEFAULT, maximum=PAGE_MAX)
+    return session_page_json(session_id, limit, before=before, after=after)
+
+
+def session_page_json(
+    session_id: int, limit: int, *, before: int | None = None, after: int | None = None
+) -> dict:
+    """A session and one page of its messages, as ``GET /api/sessions/<id>`` answers it
+    (the dashboard's HTML carries the newest page too, so opening it needs no request)."""
     store = get_runtime().store
     session = _one_session_json(session_id)
     try:

@@ -16,12 +16,13 @@ Users extend the table with allow and deny globs in ``$HERMES_HOME/approvals.rul
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hermes.approvals.paths import PathJudge, Place
+from hermes.approvals.paths import ROOT_FOLDERS, PathJudge, Place
 
 Level = Literal["safe", "dangerous", "forbidden"]
 SAFE: Level = "safe"
@@ -119,6 +120,273 @@ def target(kind: str) -> Test:
     return test
 
 
+_GLOB = re.compile(r"[*?[]")
+_EMPTY_ABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$[@*#?!0-9-]|[*?]")
+
+
+_POSIX_CLASSES = {
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "xdigit": "0-9a-fA-F",
+    "word": "a-zA-Z0-9_",
+    "graph": "!-~",
+    "print": " -~",
+    "punct": "!-/:-@",
+    "space": " ",
+    "blank": " ",
+}
+
+
+def _glob_regex(pattern: str) -> re.Pattern | None:
+    """A shell glob as a regular expression over whole paths (``*`` stops at ``/``)."""
+    for name, chars in _POSIX_CLASSES.items():
+        pattern = pattern.replace(f"[:{name}:]", chars)
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            close = pattern.find("]", i + 2)
+            if close < 0:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : close]
+                negate = body[:1] in ("!", "^")
+                body = body[1:] if negate else body
+                # Every character literal except the '-' of a range (a-z).
+                inner = "".join(
+                    c if c == "-" and 0 < j < len(body) - 1 else re.escape(c)
+                    for j, c in enumerate(body)
+                )
+                out.append("[" + ("^" if negate else "") + inner + "]")
+                i = close
+        else:
+            out.append(re.escape(c))
+        i += 1
+    try:
+        return re.compile("".join(out))
+    except re.error:
+        return None
+
+
+def catastrophic_glob(use: Use) -> bool:
+    """A glob operand that matches the root, a system folder or home: ``/[a-z]*``, ``/hom?``.
+
+    Also an operand that is one of those folders followed only by expansions
+    that may be empty (``/$X``, ``~/${DIR}*``): with the variable unset, it is
+    the folder itself.
+    """
+    home = use.paths.home
+    targets = ROOT_FOLDERS | {home, posixpath.dirname(home)}
+    for word in use.operands():
+        if _GLOB.search(word):
+            place = use.paths.place(word, use.cwd)
+            if place.known:
+                regex = _glob_regex(place.path)
+                if regex is not None and any(regex.fullmatch(t) for t in targets):
+                    return True
+        literal = word.replace("${HOME}", "$HOME")
+        if literal.startswith(("/", "~", "$HOME")) and ("$" in literal[1:] or _GLOB.search(word)):
+            prefix = "$HOME" if literal.startswith("$HOME") else literal[0]
+            stripped = prefix + _EMPTY_ABLE.sub("", literal[len(prefix) :])
+            guarded = re.search(r"\$\{\w+:?\?", word)
+            empty_able = stripped != literal and stripped.rstrip("/") in ("", "~", "$HOME")
+            place = use.paths.place(stripped, use.cwd)
+            if empty_able and not guarded and use.paths.is_catastrophic(place):
+                return True
+    return False
+
+
+def last_target(kind: str) -> Test:
+    """The last operand (where ``cp``/``rsync`` write) is a path of that kind."""
+
+    def test(use: Use) -> bool:
+        places = use.places()
+        return bool(places) and getattr(use.paths, f"is_{kind}")(places[-1])
+
+    return test
+
+
+def sources(kind: str) -> Test:
+    """Some operand but the last (what ``mv`` moves away) is a path of that kind."""
+
+    def test(use: Use) -> bool:
+        judge = getattr(use.paths, f"is_{kind}")
+        if "-t" in use.args or any(a.startswith("--target-directory") for a in use.args):
+            return any(judge(p) for p in use.places()[1:])
+        return any(judge(p) for p in use.places()[:-1])
+
+    return test
+
+
+SECRET_HOME_FOLDERS = (".ssh", ".gnupg", ".aws", ".kube", ".docker", ".netrc", ".git-credentials")
+
+
+def secret_sources(use: Use) -> bool:
+    """Some operand but the last is in a folder of keys or credentials in the home folder."""
+    home = use.paths.home
+    for place in use.places()[:-1]:
+        if place.known and any(
+            place.path == f"{home}/{name}" or place.path.startswith(f"{home}/{name}/")
+            for name in SECRET_HOME_FOLDERS
+        ):
+            return True
+    return False
+
+
+# awk programs that start commands: system(), print | "cmd", "cmd" | getline, |&.
+_AWK_RUNS = re.compile(
+    r"\bsystem\s*\(|\bprintf?\b[^;}]*\||\|\s*&?\s*getline|\|&|@load|\bextension\s*\("
+)
+_AWK_WRITES = re.compile(r"\bprintf?\b[^;}]*>|\bfflush\b.*>")
+
+
+def awk_program(use: Use) -> str:
+    """The awk program text: ``-e``/``--source`` values, else the first operand."""
+    args, found, i = list(use.args), [], 0
+    takes_value = {"-F", "-v", "-f", "--file", "--field-separator", "--assign", "-i", "--include"}
+    first = None
+    while i < len(args):
+        a = args[i]
+        if a in ("-e", "--source") and i + 1 < len(args):
+            found.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("--source="):
+            found.append(a.split("=", 1)[1])
+        elif a in takes_value:
+            i += 1
+        elif a == "--":
+            first = first if first is not None else (args[i + 1] if i + 1 < len(args) else None)
+            break
+        elif not a.startswith("-") and first is None:
+            first = a
+        i += 1
+    if not found and first is not None and not any(a in ("-f", "--file") for a in args):
+        found.append(first)
+    return "\n".join(found)
+
+
+def awk_runs(use: Use) -> bool:
+    text = awk_program(use)
+    return bool(
+        _AWK_RUNS.search(text)
+        or _AWK_WRITES.search(text)
+        or any(a in ("-f", "--file", "-i", "--include", "-l", "--load") for a in use.args)
+    )
+
+
+# git configuration whose value is a command git runs (or a file of such settings).
+_GIT_COMMAND_KEYS = re.compile(
+    r"^(core\.(sshcommand|pager|editor|fsmonitor|hookspath|askpass|gitproxy)|sequence\.editor"
+    r"|diff\.external|diff\..*\.(textconv|command)|merge\..*\.driver|filter\.|credential\."
+    r"|gpg\.|pager\.|uploadpack\.|protocol\.|remote\..*\.(uploadpack|receivepack)|include"
+    r"|interactive\.difffilter|init\.templatedir|web\.browser|browser\.|man\.|mergetool\."
+    r"|difftool\.|core\.sshcommand)",
+    re.IGNORECASE,
+)
+
+
+def git_settings(use: Use) -> list[tuple[str, str]]:
+    """``-c key=value`` options and ``git config key value`` settings."""
+    args, found = list(use.args), []
+    for i, a in enumerate(args):
+        if a == "-c" and i + 1 < len(args):
+            key, _, value = args[i + 1].partition("=")
+            found.append((key, value))
+        elif a.startswith("--config-env="):
+            found.append((a.split("=", 2)[1], "$"))
+    words = _subcommand_words(use)
+    if words[:1] == ["config"]:
+        rest = [w for w in words[1:] if w not in ("set", "add")]
+        if rest:
+            found.append((rest[0], rest[1] if len(rest) > 1 else ""))
+    return found
+
+
+def git_runs_command(use: Use) -> bool:
+    """git told to run a command: an ``!alias``, a command-valued setting, ``--upload-pack``..."""
+    for key, value in git_settings(use):
+        if value.startswith("!") or _GIT_COMMAND_KEYS.match(key):
+            return True
+    words = _subcommand_words(use)
+    if (
+        any(re.match(r"--(upload-pack|receive-pack|exec)\b|-u$", a) for a in use.args)
+        and words[:1]
+        and words[0] in ("clone", "fetch", "pull", "ls-remote", "push", "archive")
+    ):
+        return True
+    if any(a.startswith("ext::") or a.startswith("fd::") for a in use.args):
+        return True
+    return bool(
+        words
+        and (
+            words[:2] == ["bisect", "run"]
+            or words[:2] == ["submodule", "foreach"]
+            or (
+                words[0] == "rebase"
+                and any(a in ("-x", "--exec") or a.startswith("--exec=") for a in use.args)
+            )
+            or (
+                words[0] == "difftool"
+                and any(a in ("-x", "--extcmd") or a.startswith("--extcmd=") for a in use.args)
+            )
+            or (
+                words[0] == "grep"
+                and any(a.startswith(("-O", "--open-files-in-pager")) for a in use.args)
+            )
+        )
+    )
+
+
+def tar_runs_command(use: Use) -> bool:
+    return any(
+        re.match(
+            r"--(checkpoint-action=exec|to-command|rsh-command|info-script|new-volume-script)", a
+        )
+        or a in ("-F", "--info-script", "--new-volume-script", "--to-command", "--rsh-command")
+        for a in use.args
+    )
+
+
+_SSH_LOCAL = re.compile(r"(proxycommand|localcommand|permitlocalcommand|knownhostscommand)", re.I)
+
+
+def ssh_runs(use: Use) -> bool:
+    """ssh that runs something: a remote command or login, or a local ProxyCommand."""
+    if any(_SSH_LOCAL.search(a) for a in use.args):
+        return True
+    return not all(a in ("-V", "-G", "-Q") or a.startswith("-Q") for a in use.args) or not use.args
+
+
+_DOCKER_HOST = re.compile(
+    r"^(-v|--volume|--mount|--privileged|--pid|--net|--network|--ipc|--uts|--userns|--device"
+    r"|--cap-add|--security-opt|-v\S)",
+)
+
+
+def docker_reaches_host(use: Use) -> bool:
+    """A container that can touch the host: bind mounts, --privileged, host namespaces."""
+    words = _subcommand_words(use)
+    if (
+        not words
+        or words[0] not in ("run", "create")
+        and words[:2]
+        not in (
+            ["container", "run"],
+            ["container", "create"],
+        )
+    ):
+        return False
+    return any(_DOCKER_HOST.match(a) for a in use.args)
+
+
 def unknown_target(use: Use) -> bool:
     """Some operand's path depends on a variable or substitution."""
     return any(not place.known for place in use.places())
@@ -210,8 +478,20 @@ DESTRUCTIVE_SQL = (
 # One rule a line or two: id, programs, level, when it applies, the reason shown.
 RULES: tuple[Rule, ...] = (
     # Deleting.
-    rule("delete-root", "rm", FORBIDDEN, all_of(RECURSIVE, target("catastrophic")),
+    rule("delete-root", "rm", FORBIDDEN,
+         all_of(RECURSIVE, any_of(target("catastrophic"), catastrophic_glob)),
          "deletes the whole file system, a system folder or your home folder"),
+    rule("delete-root", "mv", FORBIDDEN, sources("catastrophic"),
+         "moves the whole file system, a system folder or your home folder away"),
+    rule("delete-root", "rsync", FORBIDDEN, all_of(arg(r"^--(delete|remove-source)"),
+                                                   last_target("catastrophic")),
+         "deletes the contents of the file system, a system folder or your home folder"),
+    rule("move-sensitive", "mv", DANGEROUS, sources("sensitive"),
+         "moves shell startup files, ~/.ssh, /etc or crontabs away"),
+    rule("delete-outside", "mv", DANGEROUS, sources("outside_workspace"),
+         "moves something away from outside the workspace"),
+    rule("copy-secrets", "cp scp rsync", DANGEROUS, secret_sources,
+         "copies keys or credentials out of ~/.ssh, ~/.gnupg, ~/.aws or ~/.kube"),
     rule("delete-root", "rm", FORBIDDEN, flag("--no-preserve-root"),
          "turns off rm's protection of the root folder"),
     rule("recursive-delete", "rm", DANGEROUS, RECURSIVE, "deletes folders recursively"),
@@ -231,7 +511,8 @@ RULES: tuple[Rule, ...] = (
     rule("disk-tool", MKFS + " fdisk sfdisk cfdisk gdisk sgdisk parted wipefs blkdiscard losetup",
          DANGEROUS, always, "formats or repartitions a disk"),
     # Permissions.
-    rule("chmod-root", "chmod chown chgrp", FORBIDDEN, all_of(RECURSIVE, target("catastrophic")),
+    rule("chmod-root", "chmod chown chgrp", FORBIDDEN,
+         all_of(RECURSIVE, any_of(target("catastrophic"), catastrophic_glob)),
          "changes permissions of the whole file system, a system folder or your home folder"),
     rule("recursive-chmod", "chmod chown chgrp", DANGEROUS,
          all_of(RECURSIVE, any_of(target("outside_workspace"), unknown_target)),
@@ -284,7 +565,8 @@ RULES: tuple[Rule, ...] = (
          flag("i", "r", "P", "e", "U", "--install", "--remove", "--purge", "--erase"),
          "installs or removes packages"),
     rule("package-install", "pip pip3 pipx uv conda mamba micromamba poetry pdm", DANGEROUS,
-         any_of(sub("install", "uninstall", "add", "remove", "upgrade", "reinstall", "sync"),
+         any_of(sub("install", "uninstall", "add", "remove", "upgrade", "reinstall", "sync",
+                    "download", "wheel"),
                 sub("pip", then=arg(r"^(install|uninstall)$"))),
          "installs packages (their install scripts run code)"),
     rule("package-install", "npm pnpm yarn bun gem cargo go composer", DANGEROUS,
@@ -299,11 +581,68 @@ RULES: tuple[Rule, ...] = (
     rule("sql-destructive", "dropdb dropuser mysqladmin", DANGEROUS,
          lambda u: u.program != "mysqladmin" or "drop" in u.args,
          "deletes a database or a database user"),
+    # Programs that run other commands or code the classifier cannot follow.
+    rule("awk-exec", "awk gawk mawk nawk", DANGEROUS, awk_runs,
+         "the awk program runs shell commands or writes files"),
+    rule("git-exec", "git", DANGEROUS, git_runs_command,
+         "git is told to run a command (an ! alias, a hook, pager, ssh or helper setting)"),
+    rule("tar-exec", "tar", DANGEROUS, tar_runs_command, "tar is told to run a command"),
+    rule("remote-exec", "ssh", DANGEROUS, ssh_runs,
+         "runs a command on another machine (or a local ProxyCommand)"),
+    rule("runs-command", "strace ltrace gdb script tmux screen vim vi nvim ex view emacs "
+         "parallel sem systemd-run nsenter chroot runuser sg expect", DANGEROUS,
+         lambda u: u.program not in ("tmux", "screen", "script", "vim", "vi", "nvim", "view",
+                                     "emacs", "ex") or tool_runs_command(u),
+         "runs another command or editor commands that can run shell commands"),
+    rule("container-host", "docker podman nerdctl", DANGEROUS, docker_reaches_host,
+         "starts a container that can reach the host (mounts, --privileged, host namespaces)"),
+    rule("container-exec", "docker podman nerdctl kubectl", DANGEROUS,
+         any_of(sub("exec"), sub("system", "volume", "container", "image", "builder",
+                                 then=arg(r"^(prune|rm)$"))),
+         "runs a command in a container, or deletes containers, images or volumes"),
+    rule("download-exec", "npx bunx pnpx uvx", DANGEROUS, always,
+         "downloads a package and runs it"),
+    rule("download-exec", "pipx pnpm", DANGEROUS, sub("run", "dlx"),
+         "downloads a package and runs it"),
+    rule("mount", "mount umount", DANGEROUS, lambda u: bool(u.operands()) or "-a" in u.args,
+         "mounts or unmounts file systems"),
+    rule("chmod-outside", "chattr", DANGEROUS, any_of(RECURSIVE, target("outside_workspace")),
+         "changes file attributes outside the workspace"),
     # Firewalls.
     rule("firewall", "iptables ip6tables nft ufw firewall-cmd", DANGEROUS, always,
          "changes the firewall"),
 )
 # fmt: on
+
+_TOOL_RUNS = {
+    "tmux": re.compile(
+        r"^(new|new-session|new-window|neww|split-window|splitw|respawn-pane|respawnp"
+        r"|respawn-window|respawnw|run-shell|run|send-keys|send|if-shell|if"
+        r"|pipe-pane|pipep|display-popup|popup|source-file|source)$"
+    ),
+    "screen": re.compile(r"^-(d?m|[dD]m\S*|X|\S*m\S*)$"),
+}
+
+
+def tool_runs_command(use: Use) -> bool:
+    """tmux/screen starting a command, ``script -c``, an editor told to run commands."""
+    if use.program == "tmux":
+        return any(_TOOL_RUNS["tmux"].match(a) for a in use.args)
+    if use.program == "screen":
+        return any(_TOOL_RUNS["screen"].match(a) for a in use.args)
+    if use.program == "script":
+        return any(a in ("-c", "--command") or re.fullmatch(r"-[a-zA-Z]*c", a) for a in use.args)
+    # Editors: -c/--cmd/+cmd/-S/-s run editor (and so shell) commands; emacs --eval/-l/--batch.
+    return (
+        any(
+            re.match(
+                r"^(-c|--cmd|\+|-S|-s|--eval|-l|--load|--batch|-batch|--script|-x|-f|--funcall)", a
+            )
+            for a in use.args
+        )
+        or use.stdin is not None
+    )
+
 
 # Rules about how commands are combined; the classifier checks these itself.
 STRUCTURAL: dict[str, tuple[Level, str]] = {
@@ -320,6 +659,21 @@ STRUCTURAL: dict[str, tuple[Level, str]] = {
     "inline-code": (DANGEROUS, "runs inline code that deletes files or starts programs"),
     "unparsed": (DANGEROUS, "could not be parsed reliably, so it cannot be checked"),
     "too-deep": (DANGEROUS, "nests commands too deeply to check"),
+    "sed-exec": (DANGEROUS, "the sed script runs shell commands (the e command or flag)"),
+    "script-file": (
+        DANGEROUS,
+        "runs a script that does not exist yet, cannot be read, or is "
+        "written by the same command line, so it cannot be checked",
+    ),
+    "program-file": (
+        DANGEROUS,
+        "runs a program from the workspace whose behaviour cannot be checked",
+    ),
+    "env-command": (
+        DANGEROUS,
+        "sets a variable that makes the program run another command "
+        "(LD_PRELOAD, GIT_SSH_COMMAND, PAGER, BASH_ENV ...)",
+    ),
     "user-deny": (FORBIDDEN, "matches a deny rule in your approvals.rules"),
 }
 
@@ -403,9 +757,113 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "run0": frozenset({"--user", "-u"}),
     "watch": frozenset({"-n", "--interval", "-d"}),
     "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
+    "strace": frozenset(
+        {
+            "-o",
+            "-e",
+            "-p",
+            "-s",
+            "-u",
+            "-E",
+            "-a",
+            "-b",
+            "-I",
+            "-O",
+            "-S",
+            "-P",
+            "-X",
+            "--output",
+            "--trace",
+            "--signal",
+            "--attach",
+        }
+    ),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x", "-L"}),
+    "valgrind": frozenset(),
+    "xvfb-run": frozenset(
+        {
+            "-n",
+            "--server-num",
+            "-s",
+            "--server-args",
+            "-e",
+            "--error-file",
+            "-f",
+            "--auth-file",
+            "-p",
+            "--xauth-protocol",
+        }
+    ),
+    "fakeroot": frozenset({"-l", "--lib", "--faked", "-s", "-i"}),
+    "systemd-run": frozenset(
+        {
+            "-u",
+            "--unit",
+            "-p",
+            "--property",
+            "-E",
+            "--setenv",
+            "-M",
+            "--machine",
+            "-H",
+            "--host",
+            "--description",
+            "--slice",
+            "--uid",
+            "--gid",
+            "--nice",
+            "-t",
+            "--working-directory",
+        }
+    ),
+    "nsenter": frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-w", "-r"}),
+    "unshare": frozenset(
+        {
+            "--map-user",
+            "--map-group",
+            "--propagation",
+            "--setgroups",
+            "-S",
+            "-G",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+        }
+    ),
+    "chroot": frozenset({"--userspec", "--groups"}),
+    "runuser": frozenset(
+        {
+            "-u",
+            "--user",
+            "-g",
+            "--group",
+            "-G",
+            "--supp-group",
+            "-s",
+            "--shell",
+            "-w",
+            "--whitelist-environment",
+        }
+    ),
+    "setpriv": frozenset(
+        {
+            "--reuid",
+            "--regid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--selinux-label",
+            "--apparmor-profile",
+        }
+    ),
+    "catchsegv": frozenset(),
+    "caffeinate": frozenset({"-t", "-w"}),
 }
 # The wrappers whose first operand is a value, not the command: `timeout 5 cmd`.
-WRAPPER_VALUE_OPERANDS = {"timeout": 1, "taskset": 1, "chrt": 1, "flock": 1}
+WRAPPER_VALUE_OPERANDS = {"timeout": 1, "taskset": 1, "chrt": 1, "flock": 1, "chroot": 1}
 
 # Where the programs that write files put what they write (checked against
 # startup files, /etc, the workspace and block devices).
@@ -443,6 +901,65 @@ INTERPRETERS = frozenset(
         "lua",
         "tclsh",
         "osascript",
+        "Rscript",
+        "julia",
+        "pwsh",
+    ]
+)
+# Options of interpreters that take a value (so ``python -W ignore x.py`` runs x.py).
+INTERPRETER_VALUE_OPTIONS = frozenset(
+    [
+        "-W",
+        "-X",
+        "--require",
+        "--import",
+        "--loader",
+        "--experimental-loader",
+        "-C",
+        "-I",
+        "-E",
+        "--conditions",
+        "-d",
+    ]
+)
+# Environment variables whose value is a command line the program runs (checked as one).
+ENV_COMMANDS = frozenset(
+    [
+        "PAGER",
+        "MANPAGER",
+        "GIT_PAGER",
+        "EDITOR",
+        "VISUAL",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_SSH_COMMAND",
+        "GIT_SSH",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_PROXY_COMMAND",
+        "BROWSER",
+        "PROMPT_COMMAND",
+    ]
+)
+# Environment variables that load code or settings into the program: always ask.
+ENV_CODE = frozenset(
+    [
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "BASH_ENV",
+        "ENV",
+        "SHELLOPTS",
+        "PERL5OPT",
+        "RUBYOPT",
+        "PYTHONSTARTUP",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXEC_PATH",
+        "TAR_OPTIONS",
     ]
 )
 DOWNLOADERS = frozenset(

@@ -24,7 +24,13 @@ from hermes.atomic import replacing
 from hermes.errors import SkillError
 from hermes.privacy import private_folder
 from hermes.skills.history import VERSIONS_DIR
-from hermes.skills.schema import MAX_FILE_BYTES, SKILL_FILE, parse_skill_md, validate_name
+from hermes.skills.schema import (
+    MAX_DESCRIPTION,
+    MAX_FILE_BYTES,
+    SKILL_FILE,
+    parse_skill_md,
+    validate_name,
+)
 
 MAX_FILES = 1_000
 MAX_TOTAL_BYTES = 50_000_000
@@ -140,6 +146,14 @@ def _read_skill(path: Path, where: str) -> str:
         validate_name(skill.name)
     except SkillError as exc:
         raise SkillError(f"{where}: {exc.message}") from None
+    if len(skill.description) > MAX_DESCRIPTION:
+        # The description goes into every prompt's skill index. Refused rather than
+        # cut: truncating would change the author's file behind their back.
+        raise SkillError(
+            f"{where}: the description is {len(skill.description)} characters; the Agent "
+            f"Skills limit is {MAX_DESCRIPTION}. Shorten it to what the skill does and when "
+            "to use it, then import it again."
+        )
     return skill.name
 
 
@@ -230,6 +244,16 @@ def _extract_zip(path: Path, into: Path) -> None:
                 raise SkillError(
                     f"{path.name}: entry {info.filename!r} cannot be read ({exc}); "
                     "the zip is damaged. Nothing was imported."
+                ) from None
+            except OSError as exc:
+                # The staging folder is removed whole by the caller, so nothing stays behind.
+                reason = exc.strerror or type(exc).__name__
+                if isinstance(exc, FileExistsError | NotADirectoryError | IsADirectoryError):
+                    # ``s/x`` and ``s/x/y`` both present: a file where a folder must go.
+                    reason += "; the zip holds a file and a folder of the same name"
+                raise SkillError(
+                    f"{path.name}: entry {info.filename!r} cannot be unpacked ({reason}). "
+                    "Nothing was imported."
                 ) from None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hermes.guard import scan
-from hermes.skills.schema import Skill
+from hermes.skills.schema import MAX_DESCRIPTION, MAX_TRIGGER_CHARS, MAX_TRIGGERS, Skill
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORD_TEXT = """a about after all also an and any are as at be been but by can could do does
@@ -134,11 +134,17 @@ def render_index(skills: Sequence[Skill]) -> str:
 
     A skill whose name, description or triggers trip the injection guard is
     listed without them, so imported text cannot steer the model from here.
+    Each line is capped (description and triggers at the format's limits): a
+    skill file dropped into the folder by hand is not checked like an import.
     """
+
+    def capped(text: str, limit: int) -> str:
+        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
     lines = []
     for skill in skills:
-        description = " ".join(skill.description.split())
-        triggers = ", ".join(skill.triggers)
+        description = capped(" ".join(skill.description.split()), MAX_DESCRIPTION)
+        triggers = ", ".join(capped(t, MAX_TRIGGER_CHARS) for t in skill.triggers[:MAX_TRIGGERS])
         if scan(f"{description}\n{triggers}"):
             lines.append(f"- {skill.name}: (description withheld: flagged by the content guard)")
             continue

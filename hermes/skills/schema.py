@@ -43,6 +43,10 @@ MAX_FILE_BYTES = 1_000_000
 MAX_LISTED_FILES = 500
 MAX_TRIGGERS = 20
 MAX_TRIGGER_CHARS = 64
+# Frontmatter is a few short fields; a bigger block is not a skill header (and YAML
+# parsing cost grows with it). One metadata value is cut at this length when read.
+MAX_FRONTMATTER = 64_000
+MAX_METADATA_VALUE = 4_000
 
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # libyaml's safe loader when present: parsing is most of the cost of a cold cache.
@@ -206,6 +210,11 @@ def parse_skill_md(text: str, *, folder_name: str | None = None) -> Skill:
     match = _FRONTMATTER_RE.match(text)
     if match is None:
         raise SkillError("SKILL.md must start with YAML frontmatter between two '---' lines.")
+    if len(match.group(1)) > MAX_FRONTMATTER:
+        raise SkillError(
+            f"SKILL.md frontmatter is {len(match.group(1))} characters; the limit is "
+            f"{MAX_FRONTMATTER}. Keep it to name, description and a few metadata fields."
+        )
     data = _load_frontmatter(match.group(1))
     # Other agents' files: a number or a date as the name or description is still text.
     name = _scalar_text(data.get("name"))
@@ -242,12 +251,12 @@ def _load_frontmatter(text: str) -> dict:
     Our own files never need this: :func:`render_skill_md` writes strict YAML.
     """
     try:
-        data = yaml.load(text, Loader=_LOADER)
+        data = _load_yaml(text)
     except yaml.YAMLError as exc:
         data = None
         for repaired in _repairs(text):
             try:
-                data = yaml.load(repaired, Loader=_LOADER)
+                data = _load_yaml(repaired)
             except yaml.YAMLError:
                 continue
             break
@@ -258,6 +267,25 @@ def _load_frontmatter(text: str) -> dict:
     if not isinstance(data, dict):
         raise SkillError("SKILL.md frontmatter must be a YAML mapping of keys to values.")
     return data
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.load`` with the safe loader, refusing anchors and aliases.
+
+    The safe loader shares an aliased node instead of copying it, so nine
+    lists of nine aliases of nine lists... fit a few hundred bytes yet become
+    millions of strings once the values are turned into text (a "billion
+    laughs"). Skill headers have no use for ``&anchor`` / ``*alias``, so a file
+    holding one is refused before anything is built from it.
+    """
+    if "&" in text or "*" in text:  # neither character: no anchor or alias possible
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise SkillError(
+                    "SKILL.md frontmatter uses a YAML anchor or alias (&name / *name); "
+                    "write each value out in full instead."
+                )
+    return yaml.load(text, Loader=_LOADER)
 
 
 # ``key: value`` where the value is a plain scalar (not quoted, not a list,
@@ -353,9 +381,13 @@ def _as_int(raw: str | None, default: int, *, minimum: int) -> int:
 
 
 def _as_str(value: Any) -> str:
+    """A foreign metadata value as text (a list joined by commas), at most
+    MAX_METADATA_VALUE characters: metadata is a few words, never a document."""
     if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return "" if value is None else str(value)
+        text = ", ".join(str(v) for v in value)
+    else:
+        text = "" if value is None else str(value)
+    return text[:MAX_METADATA_VALUE]
 
 
 def _optional_str(value: Any) -> str | None:

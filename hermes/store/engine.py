@@ -8,11 +8,20 @@ busy timeout helps. So we switch the driver's own transaction control off and
 emit ``BEGIN`` ourselves: ``BEGIN IMMEDIATE`` for connections marked as
 writers (they queue on the busy timeout instead of deadlocking), a plain
 ``BEGIN`` for readers (in WAL readers never block writers).
+
+Writers of one process also take a lock of their own, one per database file,
+before ``BEGIN IMMEDIATE``. SQLite's busy timeout makes a waiting writer poll
+with growing sleeps (up to 100 ms each), so with a few dozen threads writing
+at once (the web server's concurrent turns) the lock sat free while waiters
+slept and a turn took seconds to start. A Python lock wakes the next writer
+the moment the last one commits; other processes still queue on the busy
+timeout.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,10 +139,42 @@ def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
     return engine
 
 
+_writer_locks: dict[str, threading.RLock] = {}
+_writer_locks_guard = threading.Lock()
+
+
+def _writer_lock(engine: Engine) -> threading.RLock:
+    """This process's lock for writing the engine's database file (see module docstring).
+
+    Reentrant, so a writer that nests a second transaction meets SQLite's own
+    lock (and its timeout) exactly as it did without this one.
+    """
+    key = str(engine.url.database)
+    with _writer_locks_guard:
+        lock = _writer_locks.get(key)
+        if lock is None:
+            lock = _writer_locks[key] = threading.RLock()
+        return lock
+
+
+@contextmanager
+def _queued(engine: Engine) -> Iterator[None]:
+    """Wait for this process's other writers. Past the busy timeout the writer goes
+    on without the lock, so a writer stuck behind its own process fails the way
+    it always did (SQLite's timeout, a StoreError), never hangs."""
+    lock = _writer_lock(engine)
+    held = lock.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        yield
+    finally:
+        if held:
+            lock.release()
+
+
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection in a ``BEGIN IMMEDIATE`` transaction, committed on success."""
-    with explained(engine), engine.connect() as connection:
+    with _queued(engine), explained(engine), engine.connect() as connection:
         connection.execution_options(**{WRITE_OPTION: True})
         with connection.begin():
             yield connection

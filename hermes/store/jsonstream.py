@@ -198,6 +198,9 @@ class _Reader:
                 if _cut_short(exc, self.buffer):
                     raise self.truncated(index) from None
                 raise self.error(index, f"{exc.msg} (character {self.offset + exc.pos})") from None
+            except RecursionError:
+                # "[[[[..." hundreds of thousands deep: the decoder recurses per level.
+                raise self.error(index, "it is nested too deeply") from None
             # A number cut at the chunk edge ("7" of "7.5") decodes "successfully";
             # it is only complete once a separator follows it.
             scalar = not isinstance(value, dict | list | str)

@@ -17,7 +17,9 @@ With an :class:`~hermes.embeddings.Embedder`, a semantic ranking (see
 ``vectors.py``) is fused with the lexical one by score: each candidate gets
 ``LEXICAL_WEIGHT * bm25 / best bm25 + SEMANTIC_WEIGHT * cosine``. Messages not
 yet embedded (a backfill in progress) are ranked as if their cosine were the
-average of the embedded lexical candidates', i.e. by their words alone.
+average of the embedded lexical candidates', i.e. by their words alone. A
+message whose own text holds the words the user typed gets a floor above
+every hit by meaning alone (see ``_fused`` and ``_word_matches``).
 
 Snippets mark matched terms with ``«`` and ``»`` (``MARK_START``/``MARK_END``):
 safe in a terminal, rare in chat and code (unlike brackets), and easy for the
@@ -64,6 +66,11 @@ CANDIDATES = 50
 CONTEXT_WEIGHT = 0.35
 LEXICAL_WEIGHT = 0.5
 SEMANTIC_WEIGHT = 1.0
+# Added to a message whose own text holds the query's words (see _fused).
+WORD_MATCH_WEIGHT = SEMANTIC_WEIGHT
+# In a keyword query, a word in at most this many messages is rare: its messages
+# count as word matches (see _word_matches).
+RARE_MATCHES = 3
 # A message found by meaning alone must be at least this similar to the query.
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_CANDIDATES = 50
@@ -194,9 +201,13 @@ def search(
         known = [calibrate(semantic[i]) for i in lexical if i in semantic]
         fill = sum(known) / len(known) if known else 0.0
         ranked = sorted(semantic.items(), key=lambda item: item[1], reverse=True)
+        matched = _word_matches(connection, params, query, terms, list(found))
         scores = {
             message_id: _fused(
-                score, best, calibrate(semantic[message_id]) if message_id in semantic else fill
+                score,
+                best,
+                calibrate(semantic[message_id]) if message_id in semantic else fill,
+                message_id in matched,
             )
             for message_id, score in lexical.items()
         }
@@ -220,8 +231,59 @@ def search(
     return hits[:limit]
 
 
-def _fused(lexical: float, best: float, similarity: float) -> float:
-    return LEXICAL_WEIGHT * (lexical / best if best > 0 else 0.0) + SEMANTIC_WEIGHT * similarity
+def _fused(lexical: float, best: float, similarity: float, words_match: bool = False) -> float:
+    """A candidate's score: its words (BM25 over the best candidate's) plus its
+    calibrated similarity, plus WORD_MATCH_WEIGHT when its own text holds the
+    words the user typed (see _word_matches).
+
+    WORD_MATCH_WEIGHT is SEMANTIC_WEIGHT, the most meaning can add, so such a
+    message outranks every message found by meaning alone: calibration puts
+    the nearest neighbour at 1 whatever its cosine, and without this floor a
+    rare word the user remembers would sink below vaguely related messages.
+    """
+    score = LEXICAL_WEIGHT * (lexical / best if best > 0 else 0.0) + SEMANTIC_WEIGHT * similarity
+    return score + (WORD_MATCH_WEIGHT if words_match else 0.0)
+
+
+def _word_matches(
+    connection: Connection, params: dict, query: str, terms: list[str], ids: list[int]
+) -> set[int]:
+    """Which of ``ids`` hold the words the user typed, in their own text: all of
+    the query's terms, or, for a keyword query, one rare term (in at most
+    RARE_MATCHES messages). These are the messages a user who types a word they
+    remember is looking for.
+
+    A question that keeps a single word once stop words are dropped ("how do I
+    get to work?") is not asking for every message with "work": there meaning
+    ranks as usual. A keyword query is one whose every word is a search term.
+    """
+    if not ids or not terms:
+        return set()
+    keyword = not any(word in STOP_WORDS for word in _WORD.findall(query.lower()))
+    if not keyword and len(terms) < 2:
+        return set()
+    listed = ",".join(str(int(i)) for i in ids)  # our own ints
+    holding = [
+        (
+            term,
+            set(
+                connection.execute(
+                    text(
+                        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH :term "
+                        f"AND rowid IN ({listed})"
+                    ),
+                    {"term": term},
+                ).scalars()
+            ),
+        )
+        for term in terms
+    ]
+    matched = set.intersection(*(found for _, found in holding))
+    if keyword:
+        for term, found in holding:
+            if found and not _common(connection, params, term, RARE_MATCHES + 1):
+                matched |= found
+    return matched
 
 
 def _calibration(semantic: dict[int, float]):

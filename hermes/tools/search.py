@@ -1,19 +1,27 @@
 """search_files: a regular expression over the text files of the workspace.
 
-Python's ``re`` has no timeout, so the work per line is bounded instead: only
-the first SEARCH_LINE_CHARS characters of a line are matched, big and binary
-files are skipped, and the whole search stops after SEARCH_TIME_LIMIT.
+The model writes the pattern, so it may backtrack catastrophically (``(a|a)+$``
+needs 2**n steps on n letters). Python's ``re`` would hold the GIL for the
+whole match and freeze every thread of the server, Stop included. The
+``regex`` package matches with the GIL released (``concurrent=True``) and
+gives up after a timeout: each line gets at most SEARCH_MATCH_TIME_LIMIT
+seconds, so Stop is seen within about that long, and a pattern that needs
+more ends the search with the results found so far and a note saying why.
+The work per line is bounded too (only the first SEARCH_LINE_CHARS characters
+are matched, big and binary files are skipped), and the whole search stops
+after SEARCH_TIME_LIMIT.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import re
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import regex
 
 from hermes.errors import Cancelled, ToolError
 from hermes.tools.output import clean_text
@@ -25,6 +33,12 @@ SEARCH_MAX_FILE_BYTES = 2_000_000
 SEARCH_LINE_CHARS = 2_000  # only this much of a line is matched (bounds regex work)
 SEARCH_SHOW_CHARS = 300  # this much of a matching line is shown
 SEARCH_TIME_LIMIT = 30.0
+# Seconds one line's match may take (the regex package counts CPU time). A sane
+# pattern needs microseconds on 2,000 characters; only backtracking needs this.
+SEARCH_MATCH_TIME_LIMIT = 1.0
+TOO_SLOW = (
+    "the pattern took too long: simplify it (nested repeats such as (a+)+ or (a|a)+ backtrack)"
+)
 _NOTE_ROOM = 400  # kept free in the output budget for the closing note
 
 
@@ -41,8 +55,8 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
         glob: Only files whose name (or path below the searched folder) matches, e.g. "*.py".
     """
     try:
-        regex = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern)
+    except regex.error as exc:
         raise ToolError(
             f"invalid regular expression {pattern!r}: {exc}. Escape special characters "
             "such as ( [ . * + ? with a backslash to match them literally."
@@ -62,12 +76,15 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
         if time.monotonic() > deadline:
             stopped = f"search stopped after {SEARCH_TIME_LIMIT:g} s"
             break
-        hits = _search_file(file, regex, deadline)
-        if hits is None:
+        rel = relative_name(root, file)
+        found = _search_file(file, compiled, deadline, ctx.cancel)
+        if found is None:
             skipped += 1
             continue
+        hits, slow_line = found
         searched += 1
-        rel = relative_name(root, file)
+        if slow_line is not None:
+            stopped = f"{TOO_SLOW}; stopped at {rel}:{slow_line}"
         for number, text in hits:
             line = f"{rel}:{number}: {text}"
             if len(results) >= limit or used + len(line) > budget:
@@ -77,8 +94,12 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
             used += len(line) + 1
         if stopped:
             break
+    if ctx.cancel.is_set():
+        raise Cancelled("search_files was cancelled by the user")
     name = relative_name(root, start)
     skipped_note = f"; skipped {skipped} binary or large file(s)" if skipped else ""
+    if not results and stopped.startswith(TOO_SLOW):
+        raise ToolError(f"no matches before {stopped}")
     if not results:
         return f"No matches for {pattern!r} in {name} ({searched} file(s) searched{skipped_note})"
     if stopped:
@@ -117,8 +138,14 @@ def _glob_matches(relative: str, glob: str) -> bool:
     return fnmatch.fnmatchcase(relative, glob)
 
 
-def _search_file(file: Path, regex: re.Pattern, deadline: float) -> list[tuple[int, str]] | None:
-    """Matching (line number, shown text) pairs, or None when the file is skipped."""
+def _search_file(
+    file: Path, compiled: regex.Pattern, deadline: float, cancel
+) -> tuple[list[tuple[int, str]], int | None] | None:
+    """Matching (line number, shown text) pairs and the number of the line whose
+    match took too long (None if none did); None when the file is skipped.
+
+    Stops early, with what it has, at the search's deadline or on Stop.
+    """
     try:
         if file.stat().st_size > SEARCH_MAX_FILE_BYTES:
             return None
@@ -131,13 +158,22 @@ def _search_file(file: Path, regex: re.Pattern, deadline: float) -> list[tuple[i
             return None
         f.seek(0)
         for number, (raw, _cut) in enumerate(read_lines(f, SEARCH_LINE_CHARS * 4), start=1):
+            left = deadline - time.monotonic()
+            if left <= 0 or cancel.is_set():
+                break
             line = raw.decode("utf-8", errors="replace")[:SEARCH_LINE_CHARS]
-            match = regex.search(line)
+            allowed = min(SEARCH_MATCH_TIME_LIMIT, left)
+            try:
+                # concurrent=True: the GIL is released, so other threads (the whole
+                # server) keep running while this line is matched.
+                match = compiled.search(line, timeout=allowed, concurrent=True)
+            except TimeoutError:
+                if allowed < SEARCH_MATCH_TIME_LIMIT:
+                    break  # the whole search ran out of time, not this pattern
+                return hits, number
             if match:
                 hits.append((number, _excerpt(line, match.start())))
-            if number % 1000 == 0 and time.monotonic() > deadline:
-                break
-    return hits
+    return hits, None
 
 
 def _excerpt(line: str, at: int) -> str:

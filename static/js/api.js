@@ -83,3 +83,29 @@ export function qs(params) {
 }
 
 export const enc = encodeURIComponent;
+
+// The first data the page needs, sent inside the HTML by the server in the API's own shape
+// (see web/pages.py): the sidebar's first page ('sessions') and the open session's newest
+// messages ('chat'). Each part is handed out once; a page restored by Back/Forward from the
+// HTTP cache may hold stale data, so it asks the API instead.
+let boot = null;
+
+/** The server-sent data for `key`, once; null when there is none (then call the API). */
+export function takeBoot(key) {
+  if (boot === null) {
+    boot = {};
+    const node = document.getElementById('boot-data');
+    const nav = performance.getEntriesByType ? performance.getEntriesByType('navigation')[0] : null;
+    if (node && !(nav && nav.type === 'back_forward')) {
+      try {
+        boot = JSON.parse(node.textContent) || {};
+      } catch {
+        boot = {};
+      }
+    }
+    if (node) node.remove();
+  }
+  const value = boot[key] || null;
+  delete boot[key];
+  return value;
+}

@@ -10,7 +10,8 @@ import { eventHooks } from './turnview.js';
 
 // The card's own stylesheet (same origin, so the page's CSP allows it).
 if (!document.querySelector('link[data-approvals-css]')) {
-  document.head.append(el('link', { rel: 'stylesheet', href: '/static/css/approvals.css', 'data-approvals-css': '' }));
+  // Relative to this module, so it comes from the same versioned folder (web/pages.py).
+  document.head.append(el('link', { rel: 'stylesheet', href: new URL('../css/approvals.css', import.meta.url).href, 'data-approvals-css': '' }));
 }
 
 const CHOICES = [

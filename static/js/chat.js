@@ -2,16 +2,19 @@
 // follows or resumes the running one, queues what the user types meanwhile, and keeps the
 // session's running usage total in the header.
 
-import { get, post, enc, qs, ApiError } from './api.js';
+import { get, post, enc, qs, ApiError, takeBoot } from './api.js';
 import { Transcript, messageShell, rawOf } from './transcript.js';
 import { usageText } from './usage.js';
 
-// The streaming machinery loads with the first turn this page follows (first-load budget).
-const turnModules = () => Promise.all([import('./stream.js'), import('./turnview.js')]);
+// The streaming machinery (and the approval card, a hook of the turn view) is not needed to
+// paint a session: it loads once the page is idle, or with the first turn if that comes sooner.
+const turnModules = () => Promise.all([import('./stream.js'), import('./turnview.js'), import('./approvals.js')]);
 import { announce, copyText, flash, errorBox, el } from './ui.js';
 
 const PAGE = 100; // older/newer pages
-const FIRST_PAGE = 40; // what a session opens with: enough to fill the screen, quick to paint
+const FIRST_PAGE = 40; // what a session opens with (web/pages.py sends as many with the HTML)
+const FIRST_PAINT = 12; // of those, drawn before the first paint: a screenful; the rest follow in slices
+const SLICE = 8; // messages rendered per task while the rest of the first page fills in above
 const $ = (id) => document.getElementById(id);
 
 export class Chat {
@@ -28,6 +31,7 @@ export class Chat {
     this.hasOlder = false;
     this.hasNewer = false;
     this.openSeq = 0;
+    this.boot = takeBoot('chat');
     this.transcript = new Transcript({
       scroller: $('transcript'),
       list: $('messages'),
@@ -84,6 +88,7 @@ export class Chat {
     this.hasOlder = this.hasNewer = false;
     $('load-older').hidden = true;
     this.input.focus();
+    whenIdle(turnModules);
   }
 
   /** Open a session; with `messageId`, around that message, scrolled to it and highlighted. */
@@ -91,6 +96,9 @@ export class Chat {
     this._leave();
     const seq = ++this.openSeq;
     this.transcript.clear();
+    // The session the HTML came with (web/pages.py) is good for the first open only.
+    const boot = this.boot;
+    this.boot = null;
     let data;
     try {
       if (messageId) {
@@ -107,7 +115,8 @@ export class Chat {
           this.hasNewer = false;
         }
       } else {
-        data = await get('/api/sessions/' + enc(sessionId) + qs({ limit: FIRST_PAGE }));
+        data = boot && String(boot.session.id) === String(sessionId) ? boot
+          : await get('/api/sessions/' + enc(sessionId) + qs({ limit: FIRST_PAGE }));
         this.hasNewer = false;
       }
     } catch (e) {
@@ -125,11 +134,26 @@ export class Chat {
     this.session = data.session;
     this.usage = baseUsage(data.session);
     this.transcript.setCompactions(data.session.compactions);
-    this.transcript.add(data.messages);
-    this.hasOlder = Boolean(data.has_more);
-    $('load-older').hidden = !this.hasOlder;
+    this.hasOlder = false; // no paging up until the first page is all in
+    $('load-older').hidden = true;
+    const split = messageId ? 0 : splitPoint(data.messages, data.messages.length - FIRST_PAINT);
+    this.transcript.add(data.messages.slice(split));
     this._setHeader();
     this.onSessionChanged(this.session);
+    // The screenful at the bottom is painted first; the older part of the first page is
+    // rendered above it a slice per task, so no task holds the page for the whole page.
+    if (split > 0) await afterPaint();
+    for (let end = split; end > 0;) {
+      if (seq !== this.openSeq) return;
+      const start = splitPoint(data.messages, end - SLICE);
+      this.transcript.add(data.messages.slice(start, end), 'top');
+      end = start;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    if (seq !== this.openSeq) return;
+    this.hasOlder = Boolean(data.has_more);
+    $('load-older').hidden = !this.hasOlder;
+    whenIdle(turnModules);
     if (messageId && !this.transcript.reveal(messageId)) announce('That message is no longer in this session.');
     if (this.hasNewer) return;
     if (data.session.running_turn_id) this._follow(null, String(data.session.running_turn_id));
@@ -436,6 +460,28 @@ function rememberedTurn(sessionId) {
     // ignore
   }
   return null;
+}
+
+/**
+ * Where to cut a page of messages near `at` so a tool result is never drawn apart from the
+ * call it answers: the cut moves back to the nearest message that is not a tool result.
+ */
+function splitPoint(messages, at) {
+  let i = Math.max(0, at);
+  while (i > 0 && messages[i] && messages[i].role === 'tool') i--;
+  return i;
+}
+
+/** Run `fn` when the browser has nothing else to do (soon, where requestIdleCallback is missing). */
+function whenIdle(fn) {
+  const run = () => fn().catch(() => {}); // a failure shows when the turn itself needs them
+  if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 2000 });
+  else setTimeout(run, 200);
+}
+
+/** Resolves once the browser has painted what is in the DOM now. */
+function afterPaint() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 }
 
 function baseUsage(session) {

@@ -5,7 +5,6 @@
 import { get, qs } from './api.js';
 import { Chat } from './chat.js';
 import { Sidebar } from './sessions.js';
-import './approvals.js';
 
 const $ = (id) => document.getElementById(id);
 const VIEWS = ['chat', 'memory', 'skills'];

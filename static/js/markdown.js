@@ -103,16 +103,25 @@ export function addCodeCopyButtons(root) {
  * Markdown that grows while it streams. Blocks that can no longer change are rendered and
  * sanitized once and stay in the DOM; only the tail (the last two blocks, since a list or a
  * paragraph may still absorb what comes next) is redrawn, at most once per animation frame.
- * A frame handles at most FRAME_CHARS of new text, so a burst (a replay after a reload, a
- * fast local model) is drawn over a few frames instead of one long task.
+ *
+ * Each frame's work is bounded so streaming never holds the main thread (bench/bench_page.py
+ * counts tasks over 50 ms): a frame takes in at most `budget` characters of new text, and the
+ * budget follows what the last frames cost (DRAW_MS each), so a slow or busy machine draws
+ * smaller slices. A burst (a replay after a reload, a fast local model) is drawn over a few
+ * frames instead of one long task. An open code fence, the one block that grows long, is
+ * shown as plain text until it closes, instead of re-rendering the whole block every frame.
  */
-const FRAME_CHARS = 800;
+const DRAW_MS = 6; // what one frame's markdown work should cost
+const BUDGET_MIN = 120;
+const BUDGET_MAX = 4000;
+const OPEN_FENCE = /^ {0,3}(`{3,}|~{3,})[^\n]*\n/;
 
 export class StreamingMarkdown {
   constructor(container) {
     this.container = container;
     this.text = '';
     this.frozenUpTo = 0; // characters of `text` already rendered into frozen blocks
+    this.budget = 600; // characters of new text one frame takes in (adapts, see above)
     this.live = document.createElement('div');
     this.live.className = 'md-live';
     container.append(this.live);
@@ -137,9 +146,20 @@ export class StreamingMarkdown {
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
-      if (!this._draw(this.finishing)) this._schedule();
+      const started = performance.now();
+      const before = this.frozenUpTo;
+      const caughtUp = this._draw(this.finishing);
+      this._adapt(performance.now() - started, this.frozenUpTo - before);
+      if (!caughtUp) this._schedule();
       else if (this.finishing) this._seal();
     });
+  }
+
+  /** Size the next frame's slice from what this one cost per character frozen. */
+  _adapt(ms, chars) {
+    if (chars < 50 || ms <= 0) return;
+    const fit = (chars * DRAW_MS) / ms;
+    this.budget = Math.round(Math.min(BUDGET_MAX, Math.max(BUDGET_MIN, (this.budget + fit) / 2)));
   }
 
   _seal() {
@@ -153,8 +173,10 @@ export class StreamingMarkdown {
     const tail = this.text.slice(this.frozenUpTo);
     let source = tail;
     let partial = false;
-    if (tail.length > FRAME_CHARS) {
-      source = tail.slice(0, FRAME_CHARS);
+    if (tail.length > this.budget) {
+      // Cut at a line end, so a block is not split mid-line.
+      const cut = tail.lastIndexOf('\n', this.budget);
+      source = tail.slice(0, cut > 0 ? cut + 1 : this.budget);
       partial = true;
     }
     let tokens = Lexer.lex(source, marked.defaults);
@@ -172,8 +194,36 @@ export class StreamingMarkdown {
       this.live.before(frag);
       this.frozenUpTo += done.reduce((n, t) => n + t.raw.length, 0);
     }
-    const rest = tokens.slice(keep);
-    this.live.replaceChildren(rest.length ? sanitize(Parser.parse(rest, marked.defaults)) : '');
+    this._drawLive(tokens.slice(keep), final);
     return !partial && (!final || this.frozenUpTo === this.text.length);
   }
+
+  /** The blocks that may still change: re-rendered, except an open fence shown as text. */
+  _drawLive(rest, final) {
+    if (!rest.length) {
+      this.live.replaceChildren();
+      return;
+    }
+    const last = rest[rest.length - 1];
+    const open = !final && last.type === 'code' && OPEN_FENCE.exec(last.raw);
+    if (open && !closesFence(last.raw, open[1])) {
+      const before = rest.slice(0, -1);
+      const pre = document.createElement('pre');
+      pre.className = 'streaming-code';
+      const code = document.createElement('code');
+      code.textContent = last.raw.slice(open[0].length);
+      pre.append(code);
+      this.live.replaceChildren(before.length ? sanitize(Parser.parse(before, marked.defaults)) : '', pre);
+      return;
+    }
+    this.live.replaceChildren(sanitize(Parser.parse(rest, marked.defaults)));
+  }
+}
+
+/** Whether a fenced block's raw text has its closing fence yet. */
+function closesFence(raw, fence) {
+  const lines = raw.replace(/\n+$/, '').split('\n');
+  if (lines.length < 2) return false;
+  const end = lines[lines.length - 1].trim();
+  return end.length >= fence.length && end[0] === fence[0] && /^(`+|~+)$/.test(end);
 }

@@ -1,7 +1,7 @@
 // The sidebar: sessions newest first, paged in as the list scrolls, renamed in place,
 // deleted after a confirmation, and a new-chat button. On phones it is a drawer.
 
-import { get, patch, del, enc, qs } from './api.js';
+import { get, patch, del, enc, qs, takeBoot } from './api.js';
 import { el, shortTime, fullTime, confirmDialog, announce } from './ui.js';
 
 const PAGE = 40; // about two screens of titles; more load as the list scrolls
@@ -35,7 +35,8 @@ export class Sidebar {
     this.loading = true;
     this.status.textContent = 'Loading…';
     try {
-      const data = await get('/api/sessions' + qs({ limit: PAGE, before: this.next }));
+      // The first page came with the HTML (web/pages.py asks for the same PAGE).
+      const data = (this.next === undefined && takeBoot('sessions')) || await get('/api/sessions' + qs({ limit: PAGE, before: this.next }));
       for (const s of data.sessions) {
         if (!this._item(s.id)) this.sentinel.before(this._render(s));
       }

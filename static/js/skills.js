@@ -200,9 +200,10 @@ export class Skills {
     try {
       const data = await post('/api/skills/import', form);
       const names = (data.skills || (data.skill ? [data.skill] : [])).map((s) => s.name);
-      this.status.textContent = names.length ? 'Imported ' + names.join(', ') + '.' : 'Imported.';
       await this.load();
-      if (names.length) this.onNavigate('/skills/' + enc(names[0]));
+      if (names.length) await this.onNavigate('/skills/' + enc(names[0]));
+      // Said last: reloading the list (above) resets the status line.
+      this.status.textContent = names.length ? 'Imported ' + names.join(', ') + '.' : 'Imported.';
     } catch (e) {
       this.status.textContent = 'Import failed: ' + e.message;
     }

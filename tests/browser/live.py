@@ -58,8 +58,13 @@ def web_command() -> list[str]:
 class LiveApp:
     """A running dashboard: ``url``, ``fake`` (the scripted model) and seeding helpers."""
 
-    def __init__(self, home: Path, *, extra_env: dict[str, str] | None = None):
+    def __init__(
+        self, home: Path, *, extra_env: dict[str, str] | None = None, root: Path | None = None
+    ):
         self.home = home
+        # The checkout gunicorn serves (bench/bench_page.py --app-root runs another one, e.g.
+        # main's, against the same browser and figures); seeding always uses this one's store.
+        self.root = Path(root or ROOT)
         self.workspace = home.parent / "workspace"
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.extra_env = extra_env or {}
@@ -83,6 +88,7 @@ class LiveApp:
             HERMES_WEB_PASSWORD=PASSWORD,
             PORT=str(self.port),
             PYTHONUNBUFFERED="1",
+            **({"PYTHONPATH": str(self.root)} if self.root != ROOT else {}),
             **self.extra_env,
         )
         command = web_command()
@@ -91,7 +97,7 @@ class LiveApp:
         self.log = open(self.log_path, "w")  # noqa: SIM115 (kept open for the server's life)
         self.proc = subprocess.Popen(
             command,
-            cwd=ROOT,
+            cwd=self.root,
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,

@@ -30,7 +30,11 @@ def test_compaction_marker_and_session_usage_when_the_api_gives_them(page: Page,
         route.fulfill(response=response, body=json.dumps(data))
 
     page.route(re.compile(rf"/api/sessions/{sid}\?"), add_fields)
-    goto(page, f"/sessions/{sid}")
+    # Opened from the sidebar, so the page asks the API (a cold load of /sessions/<id> reads
+    # the same JSON from the HTML instead).
+    other = live.seed_session("Another", [("user", "hello")])
+    goto(page, f"/sessions/{other}")
+    page.locator(f'#session-list li[data-id="{sid}"] a').click()
     marker = page.locator(".compaction-marker")
     expect(marker).to_have_text("earlier messages summarized")
     # Right after the message it summarizes through.
@@ -65,7 +69,7 @@ def test_unknown_events_are_ignored_and_hooks_receive_their_type(page: Page, liv
     # Register a hook the way static/js/approvals.js would, for a made-up event type.
     page.evaluate(
         """async () => {
-          const { eventHooks } = await import('/static/js/turnview.js');
+          const { eventHooks } = await import(new URL('turnview.js', document.querySelector('script[type="module"]').src));
           window.__hooked = [];
           eventHooks.set('future_card', (ev, ctx) => window.__hooked.push([ev.type, Boolean(ctx.row)]));
         }"""

@@ -17,8 +17,8 @@ def test_search_shows_marked_snippets_and_a_hit_opens_its_message(page: Page, li
     sid = live.seed_session("Plant care", filler)
     target = live.message_ids(sid)[150]
     goto(page, "/memory?q=zygomorphic")
-    # The hit with the word marked (other sessions' messages may follow or lead by meaning).
-    hit = page.locator(".hit").filter(has=page.locator(".snippet mark")).first
+    # The message holding the rare word leads; related ones by meaning may follow.
+    hit = page.locator(".hit").first
     expect(hit.locator(".hit-title")).to_have_text("Plant care")
     expect(hit.locator(".hit-role")).to_have_text("assistant")
     expect(hit.locator(".snippet mark").first).to_have_text(re.compile("zygomorphic", re.I))
@@ -31,9 +31,8 @@ def test_search_shows_marked_snippets_and_a_hit_opens_its_message(page: Page, li
     page.go_back()
     expect(page.locator("#search-q")).to_have_value("zygomorphic")
     page.reload()
-    # Search by meaning may add related messages; the word's own message is among the hits.
-    marked = page.locator(".hit").filter(has=page.locator(".snippet mark"))
-    expect(marked.first.locator(".snippet mark").first).to_have_text(
+    # Search by meaning may add related messages below it; the word's own message leads.
+    expect(page.locator(".hit").first.locator(".snippet mark").first).to_have_text(
         re.compile("zygomorphic", re.I)
     )
 
@@ -45,11 +44,14 @@ def test_search_filters_by_role_and_date(page: Page, live: LiveApp):
     goto(page, "/memory")
     page.fill("#search-q", "quokka")
     page.keyboard.press("Enter")
-    # The two messages with the word are among the hits; search by meaning may add others.
+    # The two messages with the word lead; search by meaning may add related ones below.
     quokka = page.locator(".hit").filter(has=page.locator(".snippet mark"))
     expect(quokka).to_have_count(2)
+    for n in (0, 1):
+        expect(page.locator(".hit").nth(n).locator(".snippet mark")).to_have_text("quokka")
     page.select_option("#search-role", "user")
     expect(quokka).to_have_count(1)
+    expect(page.locator(".hit").first.locator(".snippet mark")).to_have_text("quokka")
     expect(page.locator(".hit-role").first).to_have_text("user")
     roles = page.locator(".hit-role").all_text_contents()
     assert roles and set(roles) == {"user"}

@@ -123,3 +123,42 @@ def test_a_bookmarked_message_opens_scrolled_to_and_highlighted(page: Page, live
         )
         page.wait_for_timeout(150)
     expect(page.get_by_text("line 599", exact=True)).to_have_count(1)
+
+
+def test_a_cold_load_paints_from_the_html_and_keeps_tool_results_with_their_calls(
+    page: Page, live: LiveApp
+):
+    """The first page of messages and of sessions rides in the HTML: no API request before
+    the view is up, the whole first page in order, and a tool result whose call sits right
+    at the cut between the first screenful and the rest still lands in its card."""
+    from hermes.events import ToolCall
+    from hermes.messages import Message
+
+    messages = [Message(role="user", content=f"early {i}") for i in range(20)]
+    # Many results for one call, so the cut before the last 12 falls among them.
+    calls = tuple(ToolCall(id=f"c{i}", name="list_dir", input={"path": f"d{i}"}) for i in range(8))
+    messages.append(Message(role="assistant", content="Looking.", tool_calls=calls))
+    messages += [
+        Message(role="tool", content=f"result {i}", tool_call_id=f"c{i}", tool_name="list_dir")
+        for i in range(8)
+    ]
+    messages += [Message(role="assistant", content=f"**late** {i}") for i in range(10)]
+    sid = live.seed_session("Cold </script><b>load</b>", messages)
+    asked: list[str] = []
+    page.on("request", lambda r: "/api/" in r.url and asked.append(r.url))
+    goto(page, f"/sessions/{sid}")
+    assert asked == [], asked
+    expect(page.locator("#chat-title")).to_have_text("Cold </script><b>load</b>")
+    expect(page.locator(f'#session-list li[data-id="{sid}"]')).to_have_class(re.compile("active"))
+    texts = rows(page).evaluate_all(
+        "rs => rs.map(r => r.querySelector('.msg-body').textContent.trim())"
+    )
+    assert texts[0] == "early 0" and texts[-1] == "late 9", texts
+    ids = rows(page).evaluate_all("rs => rs.map(r => Number(r.dataset.id))")
+    assert ids == sorted(ids) and len(ids) == 31  # 20 + 1 + 10 rows; the 8 results sit in cards
+    cards = page.locator(".tool-card")
+    expect(cards).to_have_count(8)
+    expect(page.locator(".orphan-result, .msg-tool")).to_have_count(0)
+    for i in (0, 7):
+        cards.nth(i).locator("summary").click()
+        expect(cards.nth(i)).to_contain_text(f"result {i}")

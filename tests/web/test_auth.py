@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -68,6 +69,68 @@ def test_next_goes_back_to_the_page_and_never_off_site(client):
         )
         assert done.headers["Location"] == "/", evil
         client.post("/logout", headers={"X-CSRF-Token": csrf_of(client.get("/").text)})
+
+
+# Browsers drop tabs and newlines from a Location: "/\t/evil.example" would be
+# "//evil.example", another host. A newline in a header was a 500.
+HOSTILE_NEXT = [
+    "/\t/evil.example",
+    "/\n/evil.example",
+    "/\r/evil.example",
+    "/\t\t/evil.example/x",
+    "/ /evil.example",
+    "/\u2028/evil.example",
+    "/\x00/evil.example",
+    "\t//evil.example",
+    " /x",
+    "/\\evil.example",
+    "https:/evil.example",
+]
+
+
+@pytest.mark.parametrize("evil", HOSTILE_NEXT)
+def test_next_with_control_characters_or_spaces_goes_home(client, evil):
+    token = csrf_of(client.get("/login").text)
+    done = client.post(
+        "/login", query_string={"next": evil}, data={"password": PASSWORD, "csrf_token": token}
+    )
+    assert (done.status_code, done.headers["Location"]) == (302, "/")
+    # Already logged in, GET /login?next= redirects at once: the same check applies.
+    again = client.get("/login", query_string={"next": evil})
+    assert (again.status_code, again.headers["Location"]) == (302, "/")
+    # The hidden form field is checked the same way.
+    client.post("/logout", headers={"X-CSRF-Token": csrf_of(client.get("/").text)})
+    token = csrf_of(client.get("/login").text)
+    done = client.post("/login", data={"password": PASSWORD, "csrf_token": token, "next": evil})
+    assert done.headers["Location"] == "/"
+
+
+def test_the_login_form_carries_next_so_the_user_lands_where_they_were_going(client):
+    asked = client.get("/memory?q=tea%20pot&x=%2F")
+    assert asked.status_code == 302
+    page = client.get(asked.headers["Location"])  # the form, as the browser shows it
+    assert '<form method="post" action="/login"' in page.text
+    assert '<input type="hidden" name="next" value="/memory?q=tea%20pot&amp;x=%2F">' in page.text
+    # The browser posts the form's fields to its bare action, /login.
+    done = client.post(
+        "/login",
+        data={
+            "password": PASSWORD,
+            "csrf_token": csrf_of(page.text),
+            "next": "/memory?q=tea%20pot&x=%2F",
+        },
+    )
+    assert done.headers["Location"] == "/memory?q=tea%20pot&x=%2F"
+
+
+def test_a_wrong_password_keeps_next_in_the_form(client):
+    token = csrf_of(client.get("/login").text)
+    failed = client.post(
+        "/login", data={"password": "nope", "csrf_token": token, "next": "/skills/tea"}
+    )
+    assert failed.status_code == 401
+    assert '<input type="hidden" name="next" value="/skills/tea">' in failed.text
+    assert 'name="next"' not in client.get("/login").text  # nothing to carry: no field
 
 
 def test_five_failures_lock_the_address_out_with_retry_after(client):
@@ -354,3 +417,54 @@ def test_a_cookie_sent_back_after_logout_stays_logged_out(app, client):
     # Logging in again works, with a new login id.
     log_in(client)
     assert client.get("/api/sessions").status_code == 200
+
+
+def test_a_logged_out_cookie_stays_dead_after_a_restart(make_app, hermes_home):
+    """The ended login ids live in HERMES_HOME, so a redeploy does not revive a copied cookie."""
+    first = make_app()
+    client = first.test_client()
+    token = log_in(client)
+    copied = client.get_cookie("hermes_session").value
+    assert client.post("/logout", headers={"X-CSRF-Token": token}).status_code == 302
+    saved = hermes_home / "logouts.json"
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert copied not in saved.read_text()  # digests only, nothing cookie-like
+
+    restarted = make_app()  # a new process on the same home
+    thief = restarted.test_client()
+    thief.set_cookie("hermes_session", copied)
+    assert thief.get("/api/sessions").status_code == 401
+    # A login that did not log out keeps working across the restart.
+    other = first.test_client()
+    log_in(other)
+    kept = other.get_cookie("hermes_session").value
+    still = restarted.test_client()
+    still.set_cookie("hermes_session", kept)
+    assert still.get("/api/sessions").status_code == 200
+
+
+def test_a_logout_in_one_process_is_seen_by_another_on_the_same_home(make_app):
+    one, two = make_app(), make_app()
+    browser = one.test_client()
+    token = log_in(browser)
+    copied = browser.get_cookie("hermes_session").value
+    elsewhere = two.test_client()
+    elsewhere.set_cookie("hermes_session", copied)
+    assert elsewhere.get("/api/sessions").status_code == 200
+    browser.post("/logout", headers={"X-CSRF-Token": token})
+    assert elsewhere.get("/api/sessions").status_code == 401
+
+
+def test_old_logouts_are_pruned_and_a_damaged_file_is_survived(make_app, hermes_home):
+    saved = hermes_home / "logouts.json"
+    stale = {"0" * 64: time.time() - 10 * 86_400, "not-a-number": "x"}
+    saved.write_text(json.dumps(stale))
+    app = make_app()
+    client = app.test_client()
+    token = log_in(client)
+    client.post("/logout", headers={"X-CSRF-Token": token})
+    kept = json.loads(saved.read_text())
+    assert "0" * 64 not in kept and "not-a-number" not in kept and len(kept) == 1
+    saved.write_text("{ not json")
+    damaged = make_app()  # starts, logs a warning, and logins still work
+    log_in(damaged.test_client())

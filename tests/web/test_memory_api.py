@@ -104,12 +104,22 @@ def test_an_empty_query_finds_nothing(api, history):
         ("q=x&role=admin", "role"),
         ("q=x&since=yesterday", "since"),
         ("q=x&until=2026-13-01", "until"),
+        # Valid ISO, but outside datetime's range once in UTC (they were 500s).
+        ("q=x&since=0001-01-01T00:00:00%2B05:00", "since"),
+        ("q=x&until=0001-01-01T00:00:00%2B05:00", "until"),
+        ("q=x&since=9999-12-31T23:59:59-05:00", "since"),
+        ("q=x&until=9999-12-31T23:59:59-05:00", "until"),
     ],
 )
 def test_search_refuses_bad_parameters(api, query, field):
     response = api.get(f"/api/memory/search?{query}")
     assert response.status_code == 400
     assert response.json["error"]["field"] == field
+
+
+def test_the_first_and_last_days_are_still_usable_dates(api):
+    for query in ("q=x&since=0001-01-01", "q=x&until=9999-12-31", "q=x&since=0001-01-01T00:00Z"):
+        assert api.get(f"/api/memory/search?{query}").status_code == 200, query
 
 
 def test_a_huge_query_is_refused(api):

@@ -252,6 +252,8 @@ def test_import_a_zip_with_files_and_export_it_back(api):
         {"bake-bread/SKILL.md": "no frontmatter at all"},
         {"bake-bread/SKILL.md": SKILL_MD, "../outside.txt": "x"},
         {"readme.txt": "no skill here"},
+        # A file and a folder of one name: unpacking fails half-way (it was a 500).
+        {"bake-bread/SKILL.md": SKILL_MD, "bake-bread/x": "1", "bake-bread/x/y": "2"},
     ],
 )
 def test_hostile_or_broken_zips_install_nothing(api, skills_dir, tmp_path, members):
@@ -261,6 +263,35 @@ def test_hostile_or_broken_zips_install_nothing(api, skills_dir, tmp_path, membe
     assert api.get("/api/skills").json["skills"] == []
     assert not (tmp_path / "evil").exists() and not (skills_dir.parent / "evil").exists()
     assert not (skills_dir.parent / "outside.txt").exists()
+
+
+def test_a_zip_with_a_file_and_a_folder_of_one_name_says_so(api):
+    data = _zip({"s/SKILL.md": SKILL_MD, "s/x": "1", "s/x/y": "2"})
+    response = _upload(api, data)
+    assert response.status_code == 400
+    assert "a file and a folder of the same name" in response.json["error"]["message"]
+
+
+def _alias_bomb() -> str:
+    lines = ["a0: &a0 [" + ",".join(['"xxxxxxxxxx"'] * 9) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 7)]
+    body = "\n".join("  " + line for line in lines)
+    return f"---\nname: bomb\ndescription: d\nmetadata:\n{body}\n---\nbody\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (_alias_bomb(), "anchor or alias"),  # 466 bytes that took 11 s and 239 MB
+        (SKILL_MD.replace("Bakes a simple loaf.", "Bakes. " * 300), "limit is 1024"),
+    ],
+)
+def test_costly_skill_files_are_refused_with_the_reason(api, skills_dir, text, says):
+    response = _upload(api, text.encode(), "SKILL.md")
+    assert response.status_code == 400, response.json
+    assert says in response.json["error"]["message"]
+    assert api.get("/api/skills").json["skills"] == []
+    assert _snapshot(skills_dir) == {}
 
 
 def test_import_refuses_an_existing_name_and_changes_nothing(api, skills_dir):

@@ -290,3 +290,29 @@ def test_a_failure_after_done_leaves_the_answer_standing():
     events = read_all(turn)
     assert [e["type"] for e in events] == ["turn_start", "done"]
     assert turn.stop_reason == "end_turn" and turn.finished
+
+
+def test_a_reader_behind_gets_every_waiting_line_in_one_write_and_a_lone_event_at_once():
+    """Coalescing never reorders and never waits: lines already there go out as one
+    chunk in seq order; a line published while the reader waits goes out by itself."""
+    turn = pool_module.LiveTurn("t" * 32, 1, clock=time.monotonic)
+    for word in ("one ", "two ", "three "):
+        turn.publish(TextDelta(word))
+    reader = turn.read(0, heartbeat=60)
+    first = next(reader)
+    assert [json.loads(line)["seq"] for line in first.splitlines()] == [1, 2, 3]
+
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(next(reader)))
+    waiting.start()
+    time.sleep(0.2)  # the reader is waiting on the buffer now
+    published = time.monotonic()
+    turn.publish(TextDelta("four"))
+    waiting.join(10)
+    assert time.monotonic() - published < 5  # woken by the publish, not by the 60 s heartbeat
+    assert [json.loads(line) for line in got[0].splitlines()] == [
+        {"seq": 4, "turn_id": "t" * 32, "type": "text", "delta": "four"}
+    ]
+    turn.publish(Done(stop_reason="end_turn"))
+    turn.finish()
+    assert [json.loads(line)["type"] for line in b"".join(reader).splitlines()] == ["done"]

@@ -96,14 +96,19 @@ def iso(value: Any, what: str) -> datetime | None:
         raise BadConversation(f"{what} must be an ISO-8601 time string")
     try:
         moment = datetime.fromisoformat(value)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     except ValueError:
         raise BadConversation(f"{what} {value[:40]!r} is not an ISO-8601 time") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+05:00 is before year 1 in UTC
+        raise BadConversation(f"{what} {value[:40]!r} is out of the range of dates") from None
 
 
 def fingerprint(item: Any) -> str:
     # No id in the file: a hash of the content still makes re-imports idempotent.
-    canonical = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    try:
+        canonical = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:
+        raise BadConversation("it is nested too deeply to be a conversation") from None
     return "sha1-" + hashlib.sha1(canonical.encode()).hexdigest()
 
 

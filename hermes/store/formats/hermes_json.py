@@ -1,8 +1,15 @@
-"""Our own JSON export (``hermes export``), read back exactly as it was written.
+"""Our own JSON export (``hermes export``), read back as it was written.
 
-Unlike the other formats every field is restored, the per-turn ``context``
-too (it is replayed when a session is resumed), and sessions without messages
-are kept, so an export imported into a fresh home gives the same sessions.
+Unlike the other formats every visible field is restored (tool calls and
+results, summaries, models, times), and sessions without messages are kept,
+so an export imported into a fresh home gives the same sessions.
+
+Two fields are dropped on purpose: the session's ``system_prompt`` and each
+message's ``context`` (the skills block of that turn). Both are replayed to
+the model as Hermes' own instructions, yet an export is a file anyone can
+write, so keeping them would let a hostile file set the agent's standing
+orders. They are Hermes' own derived state, not the conversation: the next
+turn builds a fresh system prompt from this home's profile and skills.
 """
 
 from __future__ import annotations
@@ -13,7 +20,14 @@ from typing import Any
 from hermes.events import ToolCall
 from hermes.messages import Message
 from hermes.store.bulk import SessionRecord
-from hermes.store.formats.common import BadConversation, iso, obj, optional_str, record
+from hermes.store.formats.common import (
+    BadConversation,
+    fill_times,
+    iso,
+    obj,
+    optional_str,
+    record,
+)
 from hermes.store.store import ROLES, SOURCES
 
 EXPORT_VERSION = 1
@@ -38,22 +52,23 @@ def parse_hermes(item: Any) -> SessionRecord:
     if not isinstance(raw_messages, list):
         raise BadConversation("messages must be a list")
     created = iso(data.get("created_at"), "created_at")
-    messages = []
+    timed = []
     for position, raw in enumerate(raw_messages):
         where = f"messages[{position}]"
         message = _message(obj(raw, where), where)
-        messages.append((message, iso(raw.get("created_at"), f"{where}.created_at") or created))
+        timed.append((message, iso(raw.get("created_at"), f"{where}.created_at")))
     return record(
         title=optional_str(data.get("title"), "title"),
         created=created,
         updated=iso(data.get("updated_at"), "updated_at"),
-        messages=messages,
+        # A hand-written file may leave times out: each message then takes the one before.
+        messages=fill_times(timed, created),
         external_id=optional_str(data.get("external_id"), "external_id"),
         uid=uid,
         source=source,
         summary=optional_str(data.get("summary"), "summary"),
         model=optional_str(data.get("model"), "model"),
-        system_prompt=optional_str(data.get("system_prompt"), "system_prompt"),
+        # system_prompt is not restored: see the module docstring.
     )
 
 
@@ -81,5 +96,5 @@ def _message(m: dict, where: str) -> Message:
         tool_call_id=optional_str(m.get("tool_call_id"), f"{where}.tool_call_id"),
         tool_name=optional_str(m.get("tool_name"), f"{where}.tool_name"),
         is_error=bool(m.get("is_error", False)),
-        context=optional_str(m.get("context"), f"{where}.context"),
+        # context is not restored either (it would reach the model as our own words).
     )

@@ -1,0 +1,2 @@
+const http = require('http');
+console.log('listening', http.STATUS_CODES[200]);
