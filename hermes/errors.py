@@ -38,6 +38,8 @@ class ProviderError(HermesError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        # Tokens the failed call(s) were billed for anyway (a stream cut after message_start).
+        self.spent = None
 
 
 class ContextTooLong(ProviderError):

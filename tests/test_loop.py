@@ -386,3 +386,27 @@ def test_small_talk_never_reaches_the_curator(runtime, fake_llm):
     _, events = run(runtime, "hi there")
     assert len(fake_llm.requests) == 1
     assert "skill" not in types(events)
+
+
+def test_input_billed_for_cut_streams_is_counted_once_retried(make_config, fake_llm):
+    """Anthropic bills a request's input once message_start is out; a stream cut after it
+    and retried still cost that much, in the session totals and the turn's usage."""
+    runtime = Runtime(make_config(**fake_llm.config_overrides("anthropic"), max_retries=2))
+    try:
+        fake_llm.reply(text="", usage=(1000, 5), cut_after=1)  # message_start, then cut
+        fake_llm.reply(text="", usage=(1000, 5), cut_after=1)
+        fake_llm.reply(text="ok", usage=(1000, 5))
+        session_id = runtime.store.create_session().id
+        events = list(runtime.agent().run_turn(session_id, "hi"))
+        assert events[-1].stop_reason == "end_turn" and len(fake_llm.requests) == 3
+        [usage] = [e for e in events if e.type == "usage"]
+        assert usage.input_tokens == 3000 and usage.cost_usd is not None  # still priced
+        assert runtime.store.get_session(session_id).input_tokens == 3000
+
+        for _ in range(3):  # every attempt cut: the error still counts what was billed
+            fake_llm.reply(text="", usage=(1000, 5), cut_after=1)
+        events = list(runtime.agent().run_turn(session_id, "again"))
+        assert events[-1].stop_reason == "error"
+        assert runtime.store.get_session(session_id).input_tokens == 6000
+    finally:
+        runtime.close()

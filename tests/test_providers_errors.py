@@ -200,6 +200,19 @@ def test_connection_refused_says_is_the_server_running(fake_provider, fake_llm, 
     assert error.retryable is True
 
 
+def test_a_password_in_the_base_url_never_reaches_the_message(fake_llm, wire):
+    from hermes.providers.base import ProviderSettings
+    from hermes.providers.registry import provider_class
+
+    fake_llm.stop()
+    bare = fake_llm.base_url(wire)
+    with_login = bare.replace("http://", "http://admin:s3cret-pw@")
+    settings = ProviderSettings(model="m", api_key="k", base_url=with_login, max_retries=0)
+    _, error = run(provider_class(wire)(settings))
+    assert f"cannot reach {bare}:" in error.message
+    assert "s3cret-pw" not in error.message and "admin" not in error.message
+
+
 def test_connection_refused_then_server_comes_back(wire):
     fake = FakeLLM().start()
     port = fake.port

@@ -76,6 +76,21 @@ def test_openai_arguments_sent_as_an_object(fake_llm, fake_provider):
     ]
 
 
+def test_openai_parallel_calls_that_all_say_index_zero_stay_apart(fake_llm, fake_provider):
+    """Ollama sends each call of a batch whole, every one with index 0 and its own id."""
+    fake_llm.reply(
+        tool_calls=[("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"})],
+        tool_call_style="whole",
+        quirks=("index_zero",),
+    )
+    calls = [c for c in chunks_of(fake_provider("openai")) if isinstance(c, ToolCall)]
+    assert [(c.name, c.input, c.input_error) for c in calls] == [
+        ("read_file", {"path": "a.txt"}, None),
+        ("read_file", {"path": "b.txt"}, None),
+    ]
+    assert len({c.id for c in calls}) == 2
+
+
 def test_openai_without_done_line_and_without_call_ids(fake_llm, fake_provider):
     fake_llm.reply(tool_calls=[("read_file", {"path": "e.txt"})], quirks=("no_done", "no_ids"))
     chunks = chunks_of(fake_provider("openai"))

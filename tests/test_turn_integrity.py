@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from hermes.errors import SessionBusy
+from hermes.events import ToolCall
 from hermes.messages import INTERRUPTED_MARK, TOOL_INTERRUPTED, Message
 from hermes.runtime import Runtime
 from hermes.store import Store
@@ -145,6 +146,43 @@ def test_a_stale_running_turn_of_a_dead_process_is_closed_at_start_up(config):
         answer = store.messages(session_id)[-1].message.content
         assert answer == f"Once upon a time\n\n{INTERRUPTED_MARK}"
         store.start_turn(session_id, "next")  # the session is free
+
+
+def test_a_turn_that_replaces_a_stale_one_meanwhile_keeps_its_open_tool_call(config, monkeypatch):
+    """running_turn sees a stale turn; before it closes it, another request closes it and
+    starts a new turn that calls a tool. That call is running: it must not get a result."""
+    store = Store.open(config)
+    session_id = store.create_session().id
+    store.add_message(session_id, Message("user", "hi"), turn_id="dead")
+    with write_transaction(store.engine) as connection:
+        connection.execute(
+            text(
+                "INSERT INTO turns (id, session_id, status, started_at, pid, host) "
+                "VALUES ('dead', :session, 'running', '2025-01-01 10:00:00.000000', :pid, :host)"
+            ),
+            {"session": session_id, "pid": _dead_pid(), "host": turn_registry.HOST},
+        )
+    really_stale = turn_registry.is_stale
+    started = []
+
+    def stale_and_meanwhile_replaced(row, now=None):
+        stale = really_stale(row, now)
+        if stale and not started:
+            started.append(True)
+            store.start_turn(session_id, "live")  # closes "dead" itself
+            store.add_message(session_id, Message("user", "list"), turn_id="live")
+            call = ToolCall(id="toolu_live", name="list_dir", input={})
+            store.add_message(session_id, Message("assistant", "", (call,)), turn_id="live")
+        return stale
+
+    monkeypatch.setattr(turn_registry, "is_stale", stale_and_meanwhile_replaced)
+    assert store.running_turn(session_id) == "live"
+    monkeypatch.undo()
+    result = Message("tool", "a.txt b.txt", tool_call_id="toolu_live", tool_name="list_dir")
+    store.add_message(session_id, result, turn_id="live")
+    replies = [m for m in store.model_history(session_id, turn_id="live") if m.role == "tool"]
+    assert [m.content for m in replies] == ["a.txt b.txt"]
+    store.close()
 
 
 def test_a_running_turn_of_a_live_process_keeps_the_session_busy(config):
@@ -294,6 +332,20 @@ def test_an_answer_cut_by_max_tokens_says_so(runtime, fake_llm):
     continue_session(runtime, fake_llm, session_id)
 
 
+def test_an_answer_cut_by_the_context_window_is_cut_like_max_tokens(runtime, fake_llm, wire):
+    if wire != "anthropic":
+        pytest.skip("model_context_window_exceeded is Anthropic's stop reason")
+    fake_llm.reply(
+        text="Half",
+        tool_calls=[("list_dir", {})],
+        stop_reason="model_context_window_exceeded",
+    )
+    session_id = runtime.store.create_session().id
+    events = list(runtime.agent().run_turn(session_id, "explain everything"))
+    assert events[-1].stop_reason == "max_tokens"
+    assert "tool_call" not in [e.type for e in events]
+
+
 def test_a_refusal_is_kept_for_the_user_but_never_replayed(runtime, fake_llm):
     fake_llm.reply(text="Sure, the weather is mild.")
     session_id = runtime.store.create_session().id
@@ -308,6 +360,11 @@ def test_a_refusal_is_kept_for_the_user_but_never_replayed(runtime, fake_llm):
     sent = str(fake_llm.last_request.json["messages"])
     assert "weather?" in sent and "please continue" in sent
     assert "something forbidden" not in sent and "I can't help" not in sent
+    # Nor do the curator, /learn and the session summary read it.
+    assert "something forbidden" not in str(runtime.store.history(session_id))
+    fake_llm.reply(text="The user asked about the weather.")
+    runtime.summarize_session(session_id)
+    assert "something forbidden" not in str(fake_llm.last_request.json["messages"])
 
 
 # -- the curator comes after done -------------------------------------------------

@@ -214,6 +214,8 @@ class Agent:
             try:
                 yield from self._stream(turn, system, history, response)
             except (ProviderError, TurnCancelled) as exc:
+                if isinstance(exc, ProviderError) and exc.spent is not None:
+                    response.usage.append(exc.spent)  # billed, though the call failed
                 if isinstance(exc, TurnCancelled) or turn.cancel.is_set():
                     turn.stop_reason = "cancelled"
                 else:

@@ -17,6 +17,7 @@ from typing import Literal
 
 from hermes.config import Config, key_variable
 from hermes.errors import HermesError, StoreError
+from hermes.providers.retry import shown_url
 
 Status = Literal["ok", "warn", "fail"]
 FTS_TABLES = ("messages_fts", "sessions_fts")
@@ -65,7 +66,7 @@ def check_config(config: Config) -> Check:
     if config.api_key != "not-needed":
         detail += f" ({variable})"
     if config.base_url:
-        detail += f", base URL {config.base_url}"
+        detail += f", base URL {shown_url(config.base_url)}"
     if not config.workspace.is_dir():
         return Check(
             "configuration",

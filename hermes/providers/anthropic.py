@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from hermes.config import DEFAULT_MODELS, KEY_VARIABLES
+from hermes.errors import ProviderError
 from hermes.events import StreamEnd, TextDelta, ToolCall, Usage
 from hermes.messages import Message, ModelRequest, ToolSpec
 from hermes.providers.base import Chunk, Provider, ProviderSettings
@@ -35,7 +36,11 @@ from hermes.providers.sse import read_events as read_sse
 
 EPHEMERAL = {"type": "ephemeral"}
 # Anthropic's stop reasons, in the loop's words.
-STOP_REASONS = {"stop_sequence": "end_turn"}
+STOP_REASONS = {
+    "stop_sequence": "end_turn",
+    # The answer hit the context window: cut like max_tokens (a tool call in it is unfinished).
+    "model_context_window_exceeded": "max_tokens",
+}
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
 
@@ -85,10 +90,17 @@ class AnthropicProvider(Provider):
         except (anthropic.APIError, *transports) as exc:
             raise _failure(exc, target, streaming=False) from exc
         with stream:
+            counts = _zero_counts()
             try:
-                yield from read_events(sse_events(stream.response, target), request.model)
+                yield from read_events(sse_events(stream.response, target), request.model, counts)
+            except ProviderError as failure:  # an error event, or the stream ended early
+                failure.spent = _billed(counts, request.model)
+                raise
             except (anthropic.APIError, json.JSONDecodeError, *timeouts, *transports) as exc:
-                raise _failure(exc, target, streaming=True) from exc
+                failure = _failure(exc, target, streaming=True)
+                if isinstance(failure, ProviderError):
+                    failure.spent = _billed(counts, request.model)
+                raise failure from exc
 
 
 def sdk_base_url(base_url: str | None) -> str | None:
@@ -220,15 +232,35 @@ def message_events(message: Any, target: Target) -> Iterator[dict[str, Any]]:
     yield {"type": "message_stop"}
 
 
-def read_events(events: Iterator[dict[str, Any]], model: str) -> Iterator[Chunk]:
-    """Turn the stream's events into chunks.
+def _zero_counts() -> dict[str, int]:
+    return {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+
+
+def _usage(counts: dict[str, int]) -> Usage:
+    return Usage(
+        input_tokens=counts["input"],
+        output_tokens=counts["output"],
+        cache_read_tokens=counts["cache_read"],
+        cache_write_tokens=counts["cache_write"],
+    )
+
+
+def _billed(counts: dict[str, int], model: str) -> Usage | None:
+    """What a stream that failed was billed for: its input once message_start was out."""
+    return priced(model, _usage(counts)) if any(counts.values()) else None
+
+
+def read_events(
+    events: Iterator[dict[str, Any]], model: str, counts: dict[str, int] | None = None
+) -> Iterator[Chunk]:
+    """Turn the stream's events into chunks, adding the reported tokens up in ``counts``.
 
     Raises a retryable ProviderFailure when the stream ends before
     ``message_stop`` (a proxy or server that closed the connection early).
     """
     # index -> (id, name, input given whole in content_block_start, input_json pieces)
     tools: dict[Any, tuple[str, str, dict[str, Any], list[str]]] = {}
-    counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    counts = _zero_counts() if counts is None else counts
     stop_reason = "end_turn"
     finished = False
     for event in events:
@@ -273,12 +305,7 @@ def read_events(events: Iterator[dict[str, Any]], model: str) -> Iterator[Chunk]
             break
     if not finished:
         raise ProviderFailure("the model stream ended early: try again", retryable=True)
-    usage = Usage(
-        input_tokens=counts["input"],
-        output_tokens=counts["output"],
-        cache_read_tokens=counts["cache_read"],
-        cache_write_tokens=counts["cache_write"],
-    )
+    usage = _usage(counts)
     yield priced(model, usage)
     yield StreamEnd(stop_reason=stop_reason)
 

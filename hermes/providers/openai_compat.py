@@ -315,7 +315,8 @@ class _ToolCalls:
     """Tool-call pieces assembled by index, however the server splits them."""
 
     def __init__(self) -> None:
-        self.calls: dict[int, _Call] = {}
+        self.calls: dict[int, _Call] = {}  # by order of arrival
+        self._slots: dict[int, int] = {}  # the server's index -> its call in ``calls``
 
     def __bool__(self) -> bool:
         return bool(self.calls)
@@ -341,7 +342,12 @@ class _ToolCalls:
     def _index(self, piece: Any, call_id: str, name: str) -> int:
         index = getattr(piece, "index", None)
         if isinstance(index, int):
-            return index
+            # Ollama gives every call of a batch index 0: a new id on a taken index is a
+            # new call, and later pieces of that index continue it.
+            slot = self._slots.get(index)
+            if slot is None or (call_id and self.calls[slot].id not in ("", call_id)):
+                slot = self._slots[index] = max(self.calls, default=-1) + 1
+            return slot
         # No index: a known id continues its call, a new id or name starts one,
         # a bare argument piece continues the last call.
         for known, call in self.calls.items():

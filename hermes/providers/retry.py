@@ -21,8 +21,10 @@ from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from hermes.errors import ContextTooLong, ProviderError
+from hermes.events import Usage, total_usage
 from hermes.providers.base import Chunk, ProviderSettings
 
 log = logging.getLogger("hermes.providers")
@@ -73,15 +75,18 @@ class Target:
     stream_timeout: float
     # Where compatible servers usually serve this API ("/v1"), for a base URL given without it.
     api_prefix: str = ""
+    # The password of a base URL like http://user:pass@host/v1 (shown URLs leave it out).
+    url_password: str | None = None
 
     @property
     def server(self) -> str:
         return self.base_url or self.label
 
     def scrub(self, text: str, limit: int = 300) -> str:
-        """``text`` without the API key, cut to ``limit`` characters."""
-        if self.api_key and len(self.api_key) >= 4:
-            text = text.replace(self.api_key, "***")
+        """``text`` without the API key or a base URL's password, cut to ``limit`` characters."""
+        for secret in (self.api_key, self.url_password):
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -99,23 +104,34 @@ def retrying(
     server's Retry-After. A failure after output is raised as it is.
     """
     failures = 0
+    spent: list[Usage] = []  # what failed attempts were billed for (a cut stream's input)
     while True:
         produced = False
         try:
             # closing(): a consumer that stops early closes the HTTP stream now, not at GC.
             with closing(attempt()) as chunks:
                 for chunk in chunks:
+                    if not produced:
+                        # Before this attempt's own usage, so the last Usage stays its own.
+                        yield from spent
+                        spent = []
                     produced = True
                     yield chunk
             return
         except ProviderError as err:
+            if err.spent is not None:
+                spent.append(err.spent)
             if produced or not err.retryable or failures >= settings.max_retries:
+                total = total_usage(spent) if spent else None
                 if failures and not produced:
-                    raise ProviderError(
+                    gave_up = ProviderError(
                         f"{err.message} (gave up after {failures + 1} attempts)",
                         retryable=err.retryable,
                         status=err.status,
-                    ) from err
+                    )
+                    gave_up.spent = total
+                    raise gave_up from err
+                err.spent = total
                 raise
             delay = backoff_delay(failures, settings, getattr(err, "retry_after", None))
             log.info("model call failed (%s); retrying in %.2f s", err.message, delay)
@@ -332,19 +348,27 @@ def target_for(
     custom = settings.base_url and settings.base_url.rstrip("/") != (default_base_url or "").rstrip(
         "/"
     )
+    shown = shown_url(settings.base_url) if custom else None
     return Target(
-        label=f"the model server at {settings.base_url}" if custom else label,
+        label=f"the model server at {shown}" if custom else label,
         key_variable=key_variable,
         model=settings.model,
-        base_url=settings.base_url if custom else None,
+        base_url=shown,
         api_key=settings.api_key,
         connect_timeout=settings.connect_timeout,
         stream_timeout=settings.stream_timeout,
         api_prefix=api_prefix,
+        url_password=urlsplit(settings.base_url or "").password,
     )
 
 
-def _has_no_path(url: str) -> bool:
-    from urllib.parse import urlsplit
+def shown_url(url: str) -> str:
+    """``url`` without the user and password a proxy's URL may carry (user:pass@host)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
+
+def _has_no_path(url: str) -> bool:
     return urlsplit(url).path.strip("/") == ""

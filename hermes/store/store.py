@@ -411,8 +411,9 @@ class Store:
         return page, len(found) > limit
 
     def history(self, session_id: int) -> list[Message]:
-        """The whole conversation as Message values, exactly as they were added."""
-        return [stored.message for stored in self.messages(session_id)]
+        """The conversation as Message values, as they were added, without what is never
+        replayed to a model (hidden refusals): what the curator and summaries read."""
+        return [stored.message for stored in self.messages(session_id, for_model=True)]
 
     def add_usage(self, session_id: int, usage: Usage, *, model: str = "") -> None:
         """Add model calls' token counts (and cost, when known) to the session's totals and
@@ -537,8 +538,12 @@ class Store:
         if not turns.is_stale(row):
             return row.id
         with write_transaction(self.engine) as connection:
-            self._interrupt(connection, row.id, session_id)
+            # Look again under the write lock: a new turn may have replaced the stale one
+            # since the read, and its pending tool calls must not be "repaired".
             row = turns.running_row(connection, session_id)
+            if row is not None and turns.is_stale(row):
+                self._interrupt(connection, row.id, session_id)
+                row = turns.running_row(connection, session_id)
         return row.id if row is not None else None
 
     def close_stale_turns(self) -> list[str]:
@@ -550,8 +555,10 @@ class Store:
         return [row.id for row in stale]
 
     def _interrupt(self, connection, turn_id: str, session_id: int) -> None:
-        turns.close(connection, turn_id, "interrupted")
-        repair.repair_session(connection, session_id, running_turn=None)
+        # Repair only when this call closed the turn: once it is closed, another turn may own
+        # the session, and that turn's open tool calls are still running.
+        if turns.close(connection, turn_id, "interrupted"):
+            repair.repair_session(connection, session_id, running_turn=None)
 
     # ---- what the model sees ------------------------------------------------
 

@@ -213,6 +213,8 @@ def openai_events(reply: Reply, model: str, include_usage: bool) -> Iterator[byt
         yield chunk({field: piece})
     for index, (call_id, name, arguments) in enumerate(reply.calls):
         head = {"index": index, "id": call_id, "type": "function"}
+        if "index_zero" in reply.quirks:  # Ollama: every call of a batch says index 0
+            head = {"index": 0, "id": call_id, "type": "function"}
         if "no_ids" in reply.quirks:
             head = {"index": index, "type": "function"}
         if "args_object" in reply.quirks:
