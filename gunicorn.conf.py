@@ -9,6 +9,12 @@ import os
 import signal
 import threading
 
+from hermes.privacy import hide_process
+
+# The master holds the same keys in its environment as the worker it forks:
+# neither may be readable through /proc/<pid>/environ by the model's commands.
+hide_process()
+
 # Railway, Render, Fly and Heroku tell the app its port in $PORT; 8000 locally.
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 

@@ -1,19 +1,26 @@
 """All settings, read from the environment in this one place.
 
-``$HERMES_HOME/.env`` is Hermes' settings file and is loaded whole. A ``.env``
-in the current folder belongs to the user's project (the workspace the agent
-works in), so only Hermes' own variables (``HERMES_*``) and the provider keys
-are taken from it: its ``DATABASE_URL`` or ``SECRET_KEY`` are the project's,
-never ours. Variables already set in the real environment always win.
+Three sources, the first that sets a variable wins: the real environment,
+then ``$HERMES_HOME/.env`` (Hermes' settings file, loaded whole), then a
+``.env`` in the current folder. That last one belongs to the user's project
+(often a cloned repository, or a file the model itself wrote), so it is not
+trusted: only the settings in :data:`PROJECT_DOTENV_SETTINGS` are taken from
+it, and the provider keys (with HERMES_PROVIDER) only when the user's own
+settings name no provider. Everything that could redirect traffic or widen
+what the agent may do (base URLs, HERMES_APPROVALS, HERMES_WORKSPACE,
+HERMES_HOME, the database, the web settings ...) is ignored there, and one
+log line names what was ignored.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 
 from hermes.errors import ConfigError
@@ -243,24 +250,79 @@ class Config:
 
 # Never handed to a child process: run_bash's commands see the rest of the
 # environment, the user's own DATABASE_URL included (the project's tests need it).
+# HERMES_DATABASE_URL and HERMES_RATELIMIT_STORAGE are URLs that may carry a
+# password; every plugin provider's key variable is added by child_environment.
 SECRET_VARIABLES = (
     *KEY_VARIABLES.values(),
     "FLASK_SECRET_KEY",
     "HERMES_WEB_PASSWORD",
     "HERMES_EMBEDDINGS_API_KEY",
+    "HERMES_DATABASE_URL",
+    "HERMES_RATELIMIT_STORAGE",
 )
 
-# What a project's .env (in the current folder) may set for Hermes: its own
-# variables and the provider settings, nothing else.
-PROJECT_DOTENV_VARIABLES = (*KEY_VARIABLES.values(), *SDK_BASE_URL_VARIABLES.values())
+# What a project's .env (in the current folder) may set for Hermes: an allow-list,
+# so a setting added later is refused there until someone decides it is harmless.
+# These only tune limits and the model id; none moves traffic elsewhere or lets
+# the agent do more than the user allowed.
+PROJECT_DOTENV_SETTINGS = (
+    "HERMES_MODEL",
+    "HERMES_MAX_ITERATIONS",
+    "HERMES_BASH_TIMEOUT",
+    "HERMES_STREAM_TIMEOUT",
+    "HERMES_MAX_RETRIES",
+    "HERMES_TOOL_OUTPUT_LIMIT",
+    "HERMES_USER_MEMORY_LIMIT",
+    "HERMES_AGENT_MEMORY_LIMIT",
+    "HERMES_SKILLS_IN_PROMPT",
+    "HERMES_CONTEXT_WINDOW",
+    "HERMES_COMPACT_THRESHOLD",
+    "HERMES_MAX_TURN_COST_USD",
+    "HERMES_MAX_TURN_SECONDS",
+    "HERMES_CURATOR_TIMEOUT",
+    "HERMES_APPROVAL_TIMEOUT",
+    "HERMES_EMBEDDINGS",
+    "HERMES_EMBEDDINGS_MODEL",
+)
+# Taken from a project's .env only when the user's own settings (real environment
+# and $HERMES_HOME/.env) name no provider: otherwise a cloned repository could
+# move the user's conversations to another provider, or to its own account.
+PROJECT_DOTENV_PROVIDER = ("HERMES_PROVIDER", *KEY_VARIABLES.values())
+# Any of these set by the user means "the user chose a provider".
+PROVIDER_CHOICE_VARIABLES = (
+    "HERMES_PROVIDER",
+    "HERMES_BASE_URL",
+    *KEY_VARIABLES.values(),
+    *SDK_BASE_URL_VARIABLES.values(),
+)
 
 
 def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for the model's commands: ours minus Hermes' secrets, never interactive."""
     source = os.environ if environ is None else environ
-    env = {k: v for k, v in source.items() if k not in SECRET_VARIABLES}
+    hidden = {*SECRET_VARIABLES, *plugin_key_variables()}
+    env = {k: v for k, v in source.items() if k not in hidden}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"})
     return env
+
+
+@cache
+def plugin_key_variables() -> frozenset[str]:
+    """The key variables of every installed plugin provider (a plugin that cannot be
+    loaded is skipped here: choosing it reports why)."""
+    from hermes.providers.registry import provider_class, provider_names
+
+    found = set()
+    for name in provider_names():
+        if name in PROVIDER_NAMES:
+            continue
+        try:
+            variable = getattr(provider_class(name), "key_variable", None)
+        except ConfigError:
+            continue
+        if isinstance(variable, str) and variable:
+            found.add(variable)
+    return frozenset(found)
 
 
 def key_variable(provider: str | None) -> str | None:
@@ -323,25 +385,70 @@ def _choose_provider(env: _Env) -> str | None:
 
 
 def _load_dotenv() -> None:
-    """Fill os.environ from the .env files; a variable already set is never replaced."""
+    """Fill os.environ from the .env files; a variable already set is never replaced.
+
+    ``$HERMES_HOME/.env`` first (whole), then the project's ``./.env`` (only
+    what :func:`project_dotenv_allows` lets through); the names refused there
+    are logged once per process, never their values.
+    """
     from dotenv import dotenv_values
 
-    project = Path.cwd() / ".env"
-    if project.is_file():
-        for name, value in dotenv_values(project).items():
-            if value is not None and is_hermes_variable(name):
-                os.environ.setdefault(name, value)
     home = Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
     settings = home / ".env"
-    if settings.is_file() and settings.resolve() != project.resolve():
+    if settings.is_file():
         for name, value in dotenv_values(settings).items():
             if value is not None:
                 os.environ.setdefault(name, value)
+    project = Path.cwd() / ".env"
+    if not project.is_file() or (settings.is_file() and settings.resolve() == project.resolve()):
+        return
+    user_chose_provider = any(os.environ.get(name) for name in PROVIDER_CHOICE_VARIABLES)
+    ignored = []
+    for name, value in dotenv_values(project).items():
+        if value is None:
+            continue
+        if not project_dotenv_allows(name, user_chose_provider=user_chose_provider):
+            if is_hermes_variable(name):
+                ignored.append(name)
+        elif name not in os.environ:
+            os.environ[name] = value
+    _report_ignored(project, ignored)
+
+
+def project_dotenv_allows(name: str, *, user_chose_provider: bool) -> bool:
+    """True for the variables a project's .env may set for Hermes (see the module docstring)."""
+    if name in PROJECT_DOTENV_SETTINGS:
+        return True
+    if user_chose_provider:
+        return False
+    return name in PROJECT_DOTENV_PROVIDER or name in plugin_key_variables()
 
 
 def is_hermes_variable(name: str) -> bool:
-    """True for the variables a project's .env may set for Hermes."""
-    return name.startswith("HERMES_") or name in PROJECT_DOTENV_VARIABLES
+    """True for Hermes' own variables and the provider ones (the project's own are not ours)."""
+    return (
+        name.startswith("HERMES_")
+        or name in PROVIDER_CHOICE_VARIABLES
+        or name == "FLASK_SECRET_KEY"
+        or name in plugin_key_variables()
+    )
+
+
+_reported: set[tuple[Path, tuple[str, ...]]] = set()
+
+
+def _report_ignored(project: Path, ignored: list[str]) -> None:
+    """One warning naming the variables refused from the project's .env (names only)."""
+    key = (project, tuple(sorted(ignored)))
+    if not ignored or key in _reported:
+        return
+    _reported.add(key)
+    logging.getLogger("hermes.config").warning(
+        "ignored in %s (a project's .env may not set them; put them in $HERMES_HOME/.env "
+        "or the environment): %s",
+        project,
+        ", ".join(key[1]),
+    )
 
 
 def _float(raw: str) -> float:

@@ -8,12 +8,19 @@ fixes what Hermes keeps there (a home written by an older Hermes, a ``.env``
 made with a plain ``cp``) once per process. Links are never followed, and a
 file we cannot change (another owner, a read-only disk) is left as it is:
 ``hermes doctor`` reports an unwritable home.
+
+The process itself is private too: :func:`hide_process` (called first thing
+by every entry point: the ``hermes`` command, ``create_app``, gunicorn's
+config) makes it non-dumpable, so the model's commands, which run as the same
+OS user, cannot read Hermes' keys from ``/proc/<pid>/environ`` or its memory.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -102,3 +109,41 @@ def _fix(path: Path, mode: int) -> None:
             os.chmod(path, mode)
     except OSError:
         pass  # not ours to change (or gone); doctor reports a home we cannot write
+
+
+# prctl(2) options (linux/prctl.h).
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
+
+
+def hide_process() -> bool:
+    """Make this process non-dumpable (Linux); True if it now is, False elsewhere.
+
+    A non-dumpable process's ``/proc/<pid>/environ``, ``mem`` and ``fd`` belong to
+    root, and other processes of the same user cannot ptrace it, so a command the
+    model runs cannot read the API keys Hermes started with (child_environment
+    only strips them from the child's own environment). The process keeps
+    reading its own ``/proc/self`` files (mountinfo, stat, fd). Root can still
+    read everything: a separate OS user is the real boundary. Never raises: a
+    platform without prctl just stays as it was. The flag survives fork (gunicorn's
+    worker) and is reset by exec (the model's commands are ordinary processes).
+    """
+    prctl = _prctl()
+    if prctl is None:
+        return False
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 and prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def is_dumpable() -> bool | None:
+    """This process's dumpable flag (None where prctl is not available)."""
+    prctl = _prctl()
+    return None if prctl is None else prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0
+
+
+def _prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # no libc symbol table (static builds, odd loaders)
+        return None

@@ -52,31 +52,34 @@ def refused(t: Tool, ctx: ToolContext, **arguments) -> str:
 )
 def test_paths_outside_the_workspace_are_refused(workspace, outside, path):
     with pytest.raises(ToolError) as raised:
-        resolve_in_workspace(workspace, path)
+        resolve_in_workspace(workspace, path, home=None)
     assert SECRET not in raised.value.message
 
 
 def test_escape_message_names_the_workspace(workspace, outside):
     with pytest.raises(ToolError, match="outside the workspace") as raised:
-        resolve_in_workspace(workspace, "../outside/secret.txt")
+        resolve_in_workspace(workspace, "../outside/secret.txt", home=None)
     assert f"HERMES_WORKSPACE={workspace.resolve()}" in raised.value.message
 
 
 def test_paths_inside_are_resolved(workspace):
     (workspace / "sub").mkdir()
-    assert resolve_in_workspace(workspace, "sub/../a.txt") == workspace / "a.txt"
-    assert resolve_in_workspace(workspace, str(workspace / "sub")) == workspace / "sub"
-    assert resolve_in_workspace(workspace, ".") == workspace
-    assert resolve_in_workspace(workspace, "new/dir/file.txt") == workspace / "new/dir/file.txt"
+    assert resolve_in_workspace(workspace, "sub/../a.txt", home=None) == workspace / "a.txt"
+    assert resolve_in_workspace(workspace, str(workspace / "sub"), home=None) == workspace / "sub"
+    assert resolve_in_workspace(workspace, ".", home=None) == workspace
+    assert (
+        resolve_in_workspace(workspace, "new/dir/file.txt", home=None)
+        == workspace / "new/dir/file.txt"
+    )
     with pytest.raises(ToolError, match="does not exist"):
-        resolve_in_workspace(workspace, "missing.txt", must_exist=True)
+        resolve_in_workspace(workspace, "missing.txt", home=None, must_exist=True)
 
 
 def test_workspace_reached_through_a_symlink_still_works(tmp_path, workspace):
     alias = tmp_path / "alias"
     alias.symlink_to(workspace)
     (workspace / "a.txt").write_text("x")
-    assert resolve_in_workspace(alias, "a.txt") == workspace / "a.txt"
+    assert resolve_in_workspace(alias, "a.txt", home=None) == workspace / "a.txt"
 
 
 def test_symlinks_pointing_outside_are_refused_for_every_tool(ctx, workspace, outside):
@@ -387,6 +390,6 @@ def test_a_sibling_folder_whose_name_extends_the_workspace_is_outside(ctx, works
     (sibling / "secret.txt").write_text(SECRET + "\n")
     for path in (f"../{sibling.name}/secret.txt", str(sibling / "secret.txt")):
         with pytest.raises(ToolError, match="outside the workspace"):
-            resolve_in_workspace(workspace, path)
+            resolve_in_workspace(workspace, path, home=None)
         assert SECRET not in refused(read_file, ctx, path=path)
     assert (sibling / "secret.txt").read_text() == SECRET + "\n"

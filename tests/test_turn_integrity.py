@@ -300,7 +300,11 @@ def test_a_cancelled_answer_keeps_the_interrupted_mark_for_the_model(runtime, fa
     assert INTERRUPTED_MARK in str(fake_llm.last_request.json["messages"])
 
 
-def test_the_assistant_message_is_stored_before_its_tool_runs(runtime, fake_llm, config):
+def test_the_assistant_message_is_stored_before_its_tool_runs(make_config, fake_llm, wire):
+    # The probe reads Hermes' own database, which the approval gate flags (it is in
+    # HERMES_HOME): this test's user approves everything.
+    config = make_config(**fake_llm.config_overrides(wire), max_retries=1, approvals="auto")
+    runtime = Runtime(config)
     database = config.database_url.removeprefix("sqlite:///")
     probe = (
         f"{sys.executable} -c \"import sqlite3; c = sqlite3.connect('{database}'); "
@@ -310,7 +314,10 @@ def test_the_assistant_message_is_stored_before_its_tool_runs(runtime, fake_llm,
     fake_llm.reply(tool_calls=[("run_bash", {"command": probe})])
     fake_llm.reply(text="Checked.")
     session_id = runtime.store.create_session().id
-    events = list(runtime.agent().run_turn(session_id, "check"))
+    try:
+        events = list(runtime.agent().run_turn(session_id, "check"))
+    finally:
+        runtime.close()
     result = next(e for e in events if e.type == "tool_result")
     assert "stored calls: 1" in result.output, result.output
 

@@ -22,6 +22,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from hermes.config import Config
 from hermes.errors import ConfigError
+from hermes.privacy import hide_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,6 +66,7 @@ def create_app(config: Config | None = None) -> Flask:
     from web import approvals, auth, errors, health, memory, pages, security, sessions, skills
     from web.context import IdConverter
 
+    hide_process()  # the model's commands must not read our keys from /proc/<pid>/environ
     config = config or Config.from_env()
     check_startup(config)
 

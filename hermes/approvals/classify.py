@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes.approvals import rules as R
-from hermes.approvals.paths import PathJudge, has_variable
+from hermes.approvals.paths import PathJudge, has_variable, reads_process_secrets
 from hermes.approvals.rules import DANGEROUS, LEVELS, SAFE, Level, Use
 from hermes.approvals.shellparse import Script, Simple, parse
 from hermes.approvals.userrules import UserRules
@@ -68,6 +68,47 @@ _QUOTED = re.compile(r"""(['"])((?:(?!\1).){2,}?)\1""")
 _WRITE_REDIRECTS = {">", ">|", "&>", ">>", "&>>", "<>", ">&"}
 _OVERWRITE_REDIRECTS = {">", ">|", "&>", "<>", ">&"}
 _PASS_THROUGH = frozenset(["cat", "tee", "head", "tail", "tr", "sed", "dd", "pv", "buffer", "sort"])
+# Programs that take paths without reading them: naming a secret file is no read
+# (the ones that change or delete it are caught as changes to HERMES_HOME).
+_NAMES_ONLY = frozenset(
+    [
+        "echo",
+        "printf",
+        "ls",
+        "stat",
+        "test",
+        "[",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "rm",
+        "rmdir",
+        "unlink",
+        "chmod",
+        "chown",
+        "chgrp",
+        "chattr",
+        "touch",
+        "truncate",
+        "shred",
+        "ln",
+        "mkdir",
+    ]
+)
+# Hermes' own protections: a user's ``allow`` glob in approvals.rules (even ``allow *``)
+# is about the user's commands and does not let the model read Hermes' keys or
+# rewrite its settings and rules; only an answer to the approval does.
+_NOT_ALLOWABLE = frozenset(
+    [
+        "write-hermes-home",
+        "hermes-home",
+        "read-hermes-secret",
+        "read-hermes-home",
+        "read-process-secrets",
+        "write-dotenv",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -109,9 +150,11 @@ def classify(
     workspace: Path,
     home: Path,
     user_rules: UserRules | None = None,
+    hermes_home: Path | None = None,
 ) -> Verdict:
-    """The verdict on ``command`` as run by run_bash in ``workspace``."""
-    checker = _Checker(PathJudge(workspace, home), user_rules or UserRules())
+    """The verdict on ``command`` as run by run_bash in ``workspace`` (``home`` is the
+    user's home folder, ``hermes_home`` Hermes' data folder)."""
+    checker = _Checker(PathJudge(workspace, home, hermes_home), user_rules or UserRules())
     checker.line = command
     if len(command) > MAX_COMMAND:
         checker.add("unparsed", "")
@@ -153,7 +196,11 @@ class _Checker:
     def verdict(self) -> Verdict:
         findings: list[Finding] = []
         for f in self.findings:
-            if f.level == DANGEROUS and self.user_rules.allows(f.command):
+            if (
+                f.level == DANGEROUS
+                and f.rule not in _NOT_ALLOWABLE
+                and self.user_rules.allows(f.command)
+            ):
                 continue
             if f not in findings:
                 findings.append(f)
@@ -271,6 +318,7 @@ class _Checker:
             # python -m pip install x is pip install x.
             return self.command(args[1:], depth=depth, state=state, stdin=stdin)
         use = Use(program, tuple(args), self.paths, state.cwd, stdin)
+        self._secret_reads(use)
 
         special = _SPECIAL.get(program)
         if special is not None:
@@ -411,6 +459,8 @@ class _Checker:
 
     def _code(self, program: str, code: str, depth: int, rule: str = "inline-code") -> None:
         """Program text (python -c, a .py file, an awk program): what it may start or write."""
+        if self.paths.mentioned_in(code):
+            self.add("hermes-home", program, level=DANGEROUS, reason=_HERMES_HOME_REASON)
         if _INLINE_DANGER.search(code) or rule != "inline-code":
             if rule == "inline-code":
                 self.add("inline-code", program)
@@ -581,7 +631,11 @@ class _Checker:
         elif operands[0] == "-":
             state.cwd = state.oldcwd  # unknown unless an earlier cd set it
         else:
-            state.cwd = self.paths.place(operands[0], state.cwd).path
+            place = self.paths.place(operands[0], state.cwd)
+            state.cwd = place.path
+            if not place.known and operands[0].startswith("/proc/"):
+                # `cd /proc/$PPID && cat environ`: the pid is unknown, the folder's kind is not.
+                state.cwd = posixpath.normpath(operands[0])
         state.oldcwd = previous
 
     def _set(self, use: Use, depth: int, state: _State, stdin_kind, piped: bool) -> None:
@@ -928,9 +982,29 @@ class _Checker:
     # -- writes ---------------------------------------------------------------------
 
     def _redirect(self, op: str, target: str, state: _State) -> None:
-        if op not in _WRITE_REDIRECTS or (op == ">&" and target.isdigit()) or target == "-":
+        if op not in _WRITE_REDIRECTS:
+            if op.startswith("<") and op != "<<<":
+                self._secret_read(target, self.paths.place(target, state.cwd))
+            return
+        if (op == ">&" and target.isdigit()) or target == "-":
             return
         self._write_to(target, state, overwrite=op in _OVERWRITE_REDIRECTS)
+
+    def _secret_reads(self, use: Use) -> None:
+        """Reading another process's environment, or Hermes' keys and database."""
+        if use.program in _NAMES_ONLY:
+            return
+        for a in use.args:
+            if reads_process_secrets(a):
+                self.add("read-process-secrets", a)
+        for word, place in zip(use.operands(), use.places(), strict=True):
+            self._secret_read(word, place)
+
+    def _secret_read(self, word: str, place) -> None:
+        if reads_process_secrets(word) or (place.known and reads_process_secrets(place.path)):
+            self.add("read-process-secrets", word)
+        elif self.paths.is_hermes_secret(place):
+            self.add("read-hermes-secret", word)
 
     def _write_to(self, word: str, state: _State, *, overwrite: bool = True) -> None:
         place = self.paths.place(word, state.cwd)
@@ -938,6 +1012,10 @@ class _Checker:
             self.written.add(place.path)
         if self.paths.is_block_device(place):
             self.add("block-device-write", word)
+        elif self.paths.is_hermes_data(place):
+            self.add("write-hermes-home", word)
+        elif posixpath.basename(word.rstrip("/")) == ".env":
+            self.add("write-dotenv", word)
         elif self.paths.is_sensitive(place):
             self.add("write-sensitive", word)
         elif overwrite and self.paths.is_outside_workspace(place):
@@ -1209,6 +1287,11 @@ def _sed_actions(text: str) -> tuple[list[str], list[str]]:
         elif argument:
             writes.append(argument)
     return commands, writes
+
+
+_HERMES_HOME_REASON = (
+    "reads or changes Hermes' own settings, keys, database or approvals (HERMES_HOME)"
+)
 
 
 def _skip_options(args: list[str], takes_value) -> list[str]:

@@ -288,6 +288,7 @@ class TurnGate:
                 workspace=config.workspace,
                 home=config.user_home,
                 user_rules=load_rules(config.home),
+                hermes_home=config.home,
             )
             if verdict.level not in (DANGEROUS, FORBIDDEN):
                 return None
@@ -297,24 +298,35 @@ class TurnGate:
         return None
 
     def _check_file(self, call: ToolCall) -> _Check | None:
-        """Overwriting or editing a file that existed before this turn asks first."""
+        """Overwriting or editing a file that existed before this turn asks first, and so
+        does writing any ``.env`` (it sets variables for whatever starts in its folder)."""
         from hermes.tools.workspace import relative_name, resolve_in_workspace
 
         path = call.input.get("path") if isinstance(call.input, dict) else None
         if not isinstance(path, str):
             return None
-        workspace = self.approvals.config.workspace
+        config = self.approvals.config
+        workspace = config.workspace
         try:
-            target = resolve_in_workspace(workspace, path)
+            target = resolve_in_workspace(workspace, path, home=config.home)
         except ToolError:
             return None  # the tool refuses it itself
+        verb = "overwrites" if call.name == "write_file" else "changes"
+        if target.name == ".env":
+            name = relative_name(workspace, target)
+            return _Check(
+                DANGEROUS,
+                f"{'creates' if not target.exists() else verb} {name}, which sets environment "
+                "variables for the programs started in its folder",
+                frozenset({"write-dotenv"}),
+                name,
+            )
         if not target.exists():
             self.created.add(target)
             return None
         if target in self.created or not target.is_file():
             return None
         name = relative_name(workspace, target)
-        verb = "overwrites" if call.name == "write_file" else "changes"
         return _Check(
             DANGEROUS,
             f"{verb} {name}, which existed before this turn",

@@ -1,4 +1,5 @@
-"""What a path in a command points at: the root, home, a system folder, a disk, the workspace.
+"""What a path in a command points at: the root, home, a system folder, a disk, the workspace,
+Hermes' own data folder (HERMES_HOME), another process's environment.
 
 Paths come as the model wrote them (``~/x``, ``$HOME/../..``, ``/usr//./bin``,
 ``/*``); they are normalised the way the kernel would see them, relative
@@ -8,6 +9,7 @@ file system except the block-device ``stat`` and the mount table read.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -80,6 +82,24 @@ BLOCK_DEVICE_NAMES = re.compile(
     r"|sr\d+|fd\d+|root|mapper/.+|disk/.+|block/.+)$"
 )
 
+# What in HERMES_HOME holds secrets: the settings file (API keys), the web's
+# secret key, the database (conversations, memory) and its backups.
+HERMES_SECRET_ENTRIES = (
+    ".env",
+    "secret_key",
+    "hermes.db",
+    "hermes.db-wal",
+    "hermes.db-shm",
+    "backups",
+)
+# /proc/PID/environ holds the environment a process started with (Hermes' keys,
+# even after child_environment stripped them from bash's); mem is its memory;
+# cmdline of another process may carry secrets passed as arguments. Written as
+# the model wrote it: /proc/$PPID/environ, /proc/*/environ, /proc/1/mem.
+PROCESS_SECRETS = re.compile(
+    r"/proc/+[^/\s'\"]+/+(environ|mem)\b|/proc/+(?!self/|thread-self/)[^/\s'\"]+/+cmdline\b"
+)
+
 _GLOB_ONLY = re.compile(r"\.?[*?]+")
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
 
@@ -99,9 +119,12 @@ class Place:
 class PathJudge:
     """Normalises paths for one classification: home, workspace and current directory."""
 
-    def __init__(self, workspace: Path, home: Path):
+    def __init__(self, workspace: Path, home: Path, hermes_home: Path | None = None):
         self.workspace = posixpath.normpath(str(workspace))
         self.home = posixpath.normpath(str(home))
+        self.hermes_home = (
+            posixpath.normpath(os.path.realpath(hermes_home)) if hermes_home is not None else None
+        )
 
     def place(self, word: str, cwd: str | None) -> Place:
         """Resolve ``word`` (with ``~`` and ``$HOME`` expanded) against ``cwd``."""
@@ -111,6 +134,10 @@ class PathJudge:
         for home_var in ("${HOME}", "$HOME"):
             if text.startswith(home_var):
                 text = self.home + text[len(home_var) :]
+        if self.hermes_home is not None:
+            for home_var in ("${HERMES_HOME}", "$HERMES_HOME"):
+                if text.startswith(home_var):
+                    text = self.hermes_home + text[len(home_var) :]
         if "$" in text or "`" in text or text.startswith("~"):
             return Place(None, word)  # another variable, or ~user: unknown until run time
         if not text.startswith("/"):
@@ -151,6 +178,65 @@ class PathJudge:
             path.startswith("/etc/cron") or path.startswith("/var/spool/cron")
         )
 
+    def is_hermes_data(self, place: Place) -> bool:
+        """In HERMES_HOME (its settings, keys, database, approval rules, skills, memory).
+
+        A workspace inside HERMES_HOME (a server's ``$HERMES_HOME/workspace``) is
+        the model's own, as the file tools see it too."""
+        return self._hermes_part(place) is not None
+
+    def is_hermes_secret(self, place: Place) -> bool:
+        """HERMES_HOME itself (``cat ~/.hermes/*``) or one of its secret files."""
+        part = self._hermes_part(place)
+        if part is None:
+            return False
+        if part == "":
+            return True
+        first = part.split("/", 1)[0]
+        return any(fnmatch.fnmatchcase(entry, first) for entry in HERMES_SECRET_ENTRIES)
+
+    def is_above_hermes_home(self, place: Place) -> bool:
+        """A folder HERMES_HOME is inside of (a recursive read of it reads the secrets too)."""
+        if not place.known or self.hermes_home is None or self._workspace_in_hermes_home():
+            return False
+        return _within(self.hermes_home, place.path) and place.path != self.hermes_home
+
+    def mentioned_in(self, code: str) -> bool:
+        """Inline code (``python -c``) that names HERMES_HOME, however it is spelled."""
+        home = self.hermes_home
+        if home is None:
+            return False
+        if "HERMES_HOME" in code:
+            return True
+        spellings = []
+        for base, prefix in ((self.workspace, ""), (self.home, "~/")):
+            if base != home and _within(home, base):
+                spellings.append(prefix + home[len(base) :].lstrip("/"))
+        if any(s in code for s in spellings):
+            return True
+        at = code.find(home)
+        while at != -1:
+            # A workspace inside HERMES_HOME is the model's: naming it is fine.
+            if not (self._workspace_in_hermes_home() and code.startswith(self.workspace, at)):
+                return True
+            at = code.find(home, at + 1)
+        return False
+
+    def _hermes_part(self, place: Place) -> str | None:
+        """``place`` relative to HERMES_HOME ("" for the folder itself), or None if outside."""
+        if not place.known or self.hermes_home is None:
+            return None
+        if self._workspace_in_hermes_home() and _within(place.path, self.workspace):
+            return None
+        for path in (place.path, _real(place.path)):
+            if _within(path, self.hermes_home):
+                return path[len(self.hermes_home) :].lstrip("/")
+        return None
+
+    def _workspace_in_hermes_home(self) -> bool:
+        home = self.hermes_home
+        return home is not None and self.workspace != home and _within(self.workspace, home)
+
     def is_outside_workspace(self, place: Place) -> bool:
         """Not in the workspace, not scratch space, not a harmless device."""
         if not place.known:
@@ -188,6 +274,19 @@ class PathJudge:
 
 def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _real(path: str) -> str:
+    """``path`` with symlinks resolved (a link in the workspace may point into HERMES_HOME)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def reads_process_secrets(word: str) -> bool:
+    """The word names /proc/PID/environ or mem (any PID), or another process's cmdline."""
+    return bool(PROCESS_SECRETS.search(word))
 
 
 _MOUNTS: tuple[float, tuple[str, ...]] = (0.0, ())

@@ -608,6 +608,22 @@ RULES: tuple[Rule, ...] = (
          "mounts or unmounts file systems"),
     rule("chmod-outside", "chattr", DANGEROUS, any_of(RECURSIVE, target("outside_workspace")),
          "changes file attributes outside the workspace"),
+    # Hermes' own data folder (HERMES_HOME): settings, keys, database, approval rules.
+    rule("hermes-home", "rm rmdir unlink mv chmod chown chgrp chattr truncate shred touch ln",
+         DANGEROUS, target("hermes_data"),
+         "changes Hermes' own settings, keys, database or approvals (HERMES_HOME)"),
+    rule("read-hermes-home", "grep egrep fgrep", DANGEROUS,
+         all_of(flag("r", "R", "--recursive", "--dereference-recursive"),
+                target("above_hermes_home")),
+         "searches a folder holding Hermes' data folder, its keys included"),
+    rule("read-hermes-home", "rg", DANGEROUS,
+         all_of(any_of(flag("--hidden"), arg(r"^-uu+$")), target("above_hermes_home")),
+         "searches a folder holding Hermes' data folder, its keys included"),
+    rule("read-hermes-home", "tar zip 7z rsync", DANGEROUS, target("above_hermes_home"),
+         "copies a folder holding Hermes' data folder, its keys included"),
+    rule("read-hermes-home", "cp scp", DANGEROUS,
+         all_of(flag("r", "R", "a", "--recursive", "--archive"), target("above_hermes_home")),
+         "copies a folder holding Hermes' data folder, its keys included"),
     # Firewalls.
     rule("firewall", "iptables ip6tables nft ufw firewall-cmd", DANGEROUS, always,
          "changes the firewall"),
@@ -675,6 +691,22 @@ STRUCTURAL: dict[str, tuple[Level, str]] = {
         "(LD_PRELOAD, GIT_SSH_COMMAND, PAGER, BASH_ENV ...)",
     ),
     "user-deny": (FORBIDDEN, "matches a deny rule in your approvals.rules"),
+    "write-hermes-home": (
+        DANGEROUS,
+        "writes into Hermes' own settings, keys, database or approvals (HERMES_HOME)",
+    ),
+    "read-hermes-secret": (
+        DANGEROUS,
+        "reads Hermes' secrets (its .env with API keys, secret_key or database)",
+    ),
+    "read-process-secrets": (
+        DANGEROUS,
+        "reads a process's environment or memory (/proc/PID/environ), where Hermes' keys are",
+    ),
+    "write-dotenv": (
+        DANGEROUS,
+        "writes a .env file, which sets variables for the programs started in its folder",
+    ),
 }
 
 # Programs that only read: running them through xargs or find -exec is harmless.

@@ -9,6 +9,7 @@ import sys
 import click
 
 from hermes.errors import Cancelled, HermesError
+from hermes.privacy import hide_process
 
 # name -> "module:attribute". Each module keeps heavy imports (SDKs, SQLAlchemy)
 # inside its functions so that `hermes --help` stays fast.
@@ -61,6 +62,7 @@ def cli(ctx: click.Context) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: one line on stderr for every expected failure."""
+    hide_process()  # the model's commands must not read our keys from /proc/<pid>/environ
     try:
         cli.main(args=argv, prog_name="hermes", standalone_mode=False)
     except HermesError as exc:

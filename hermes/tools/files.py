@@ -20,7 +20,7 @@ from hermes.errors import ToolError
 from hermes.tools.registry import ToolContext, tool
 from hermes.tools.search import search_files
 from hermes.tools.textfile import SKIP_DIRS, SNIFF_BYTES, is_binary, read_lines
-from hermes.tools.workspace import is_inside, relative_name, resolve_in_workspace
+from hermes.tools.workspace import fenced_home, is_inside, relative_name, resolve_in_workspace
 
 EDIT_MAX_BYTES = 10_000_000
 LIST_LIMIT = 500  # entries list_dir shows in all
@@ -112,7 +112,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         path: File path, relative to the workspace.
         content: The complete new content of the file.
     """
-    target = resolve_in_workspace(ctx.workspace, path)
+    target = resolve_in_workspace(ctx.workspace, path, home=ctx.config.home)
     name = relative_name(ctx.workspace, target)
     if target.is_dir():
         raise ToolError(f"{name} is a directory; give a file path")
@@ -203,12 +203,13 @@ def list_dir(ctx: ToolContext, path: str = ".", depth: int = 1) -> str:
     """
     if not 1 <= depth <= MAX_DEPTH:
         raise ToolError(f"depth must be between 1 and {MAX_DEPTH}")
-    target = resolve_in_workspace(ctx.workspace, path, must_exist=True)
+    target = resolve_in_workspace(ctx.workspace, path, home=ctx.config.home, must_exist=True)
     name = relative_name(ctx.workspace, target)
     if not target.is_dir():
         raise ToolError(f"{name} is a file, not a folder; use read_file to read it")
     lines = [f"{name}/"]
-    _list_into(lines, target, Path(os.path.realpath(ctx.workspace)), depth, "  ")
+    root = Path(os.path.realpath(ctx.workspace))
+    _list_into(lines, target, root, depth, "  ", fenced_home(root, ctx.config.home))
     if len(lines) == 1:
         lines.append("  (empty)")
     return "\n".join(lines)
@@ -218,7 +219,7 @@ def list_dir(ctx: ToolContext, path: str = ".", depth: int = 1) -> str:
 
 
 def _existing_file(ctx: ToolContext, path: str) -> Path:
-    target = resolve_in_workspace(ctx.workspace, path, must_exist=True)
+    target = resolve_in_workspace(ctx.workspace, path, home=ctx.config.home, must_exist=True)
     name = relative_name(ctx.workspace, target)
     if target.is_dir():
         raise ToolError(f"{name} is a directory; use list_dir to see what is in it")
@@ -279,8 +280,12 @@ def _span(first: int, text: str) -> str:
     return f"line {first}" if last <= first else f"lines {first}-{last}"
 
 
-def _list_into(lines: list[str], folder: Path, root: Path, depth: int, indent: str) -> bool:
-    """Append ``folder``'s entries to ``lines``; True once LIST_LIMIT is reached."""
+def _list_into(
+    lines: list[str], folder: Path, root: Path, depth: int, indent: str, fence: Path | None
+) -> bool:
+    """Append ``folder``'s entries to ``lines``; True once LIST_LIMIT is reached.
+
+    ``fence`` (Hermes' data folder) is named but never expanded."""
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:
@@ -293,11 +298,14 @@ def _list_into(lines: list[str], folder: Path, root: Path, depth: int, indent: s
             return True
         if entry.is_symlink():
             lines.append(f"{indent}{entry.name}@ -> {_link_target(entry.path, root)}")
+        elif fence is not None and Path(entry.path) == fence:
+            lines.append(f"{indent}{entry.name}/ (Hermes' data folder, not shown)")
         elif entry.is_dir(follow_symlinks=False):
             skipped = entry.name in SKIP_DIRS and depth > 1
             lines.append(f"{indent}{entry.name}/" + (" (not expanded)" if skipped else ""))
             expand = depth > 1 and not skipped
-            if expand and _list_into(lines, Path(entry.path), root, depth - 1, indent + "  "):
+            deeper = Path(entry.path)
+            if expand and _list_into(lines, deeper, root, depth - 1, indent + "  ", fence):
                 return True
         else:
             try:

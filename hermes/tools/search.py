@@ -27,7 +27,7 @@ from hermes.errors import Cancelled, ToolError
 from hermes.tools.output import clean_text
 from hermes.tools.registry import ToolContext, tool
 from hermes.tools.textfile import SKIP_DIRS, SNIFF_BYTES, read_lines
-from hermes.tools.workspace import relative_name, resolve_in_workspace
+from hermes.tools.workspace import fenced_home, relative_name, resolve_in_workspace
 
 SEARCH_MAX_FILE_BYTES = 2_000_000
 SEARCH_LINE_CHARS = 2_000  # only this much of a line is matched (bounds regex work)
@@ -61,8 +61,9 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
             f"invalid regular expression {pattern!r}: {exc}. Escape special characters "
             "such as ( [ . * + ? with a backslash to match them literally."
         ) from None
-    start = resolve_in_workspace(ctx.workspace, path, must_exist=True)
+    start = resolve_in_workspace(ctx.workspace, path, home=ctx.config.home, must_exist=True)
     root = Path(os.path.realpath(ctx.workspace))
+    fence = fenced_home(root, ctx.config.home)
     limit = ctx.config.search_results_limit
     budget = ctx.config.tool_output_limit - _NOTE_ROOM
     deadline = time.monotonic() + SEARCH_TIME_LIMIT
@@ -70,7 +71,7 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
     used = 0
     searched = skipped = 0
     stopped = ""
-    for file in _files_under(start, glob):
+    for file in _files_under(start, glob, fence):
         if ctx.cancel.is_set():
             raise Cancelled("search_files was cancelled by the user")
         if time.monotonic() > deadline:
@@ -107,14 +108,17 @@ def search_files(ctx: ToolContext, pattern: str, path: str = ".", glob: str | No
     return "\n".join(results)
 
 
-def _files_under(start: Path, glob: str | None) -> Iterator[Path]:
-    """Regular files below ``start`` in a stable order; links are not followed."""
+def _files_under(start: Path, glob: str | None, fence: Path | None = None) -> Iterator[Path]:
+    """Regular files below ``start`` in a stable order; links are not followed, and
+    ``fence`` (Hermes' data folder) is not entered."""
     if not start.is_dir():
         if glob is None or _glob_matches(start.name, glob):
             yield start
         return
     for dirpath, dirnames, filenames in os.walk(start):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIP_DIRS and Path(dirpath, d) != fence
+        )
         for filename in sorted(filenames):
             file = Path(dirpath, filename)
             try:
