@@ -370,6 +370,11 @@ def main() -> None:
         "--browsers", type=int, default=4, help="client processes the concurrent streams share"
     )
     parser.add_argument(
+        "--embeddings",
+        choices=("off", "fast", "local"),
+        help="HERMES_EMBEDDINGS for the server (default: its own default, local MiniLM)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         choices=("first-text", "whole-turn", "streams", "memory"),
@@ -385,6 +390,8 @@ def main() -> None:
         base / "home", base / "workspace", fake.env(args.wire), GUNICORN_LOG_LEVEL="warning"
     )
     server.env["HERMES_STREAM_TIMEOUT"] = "120"
+    if args.embeddings:
+        server.env["HERMES_EMBEDDINGS"] = args.embeddings
     server.start()
     try:
         run(server, fake, args)
