@@ -20,6 +20,7 @@ from pathlib import Path
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from hermes.allocator import tune_malloc
 from hermes.config import Config
 from hermes.errors import ConfigError
 from hermes.privacy import hide_process
@@ -67,6 +68,7 @@ def create_app(config: Config | None = None) -> Flask:
     from web.context import IdConverter
 
     hide_process()  # the model's commands must not read our keys from /proc/<pid>/environ
+    tune_malloc()  # a server that runs for weeks must not creep up in memory
     config = config or Config.from_env()
     check_startup(config)
 
