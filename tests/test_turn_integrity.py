@@ -109,6 +109,18 @@ def test_a_session_is_busy_while_its_turn_runs_and_free_at_done(runtime, fake_ll
     assert row.pid is not None and row.host
 
 
+def running_turn_of_a_dead_process(store: Store, session_id: int) -> None:
+    """A running turn "dead" whose owner (this host, a pid that has exited) is gone."""
+    with write_transaction(store.engine) as connection:
+        connection.execute(
+            text(
+                "INSERT INTO turns (id, session_id, status, started_at, pid, host) "
+                "VALUES ('dead', :session, 'running', '2025-01-01 10:00:00.000000', :pid, :host)"
+            ),
+            {"session": session_id, "pid": _dead_pid(), "host": turn_registry.HOST},
+        )
+
+
 def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
@@ -125,14 +137,7 @@ def test_a_stale_running_turn_of_a_dead_process_is_closed_at_start_up(config):
             turn_id="dead",
             partial=True,
         )
-        with write_transaction(store.engine) as connection:
-            connection.execute(
-                text(
-                    "INSERT INTO turns (id, session_id, status, started_at, pid, host) "
-                    "VALUES ('dead', :session, 'running', '2025-01-01 10:00:00.000000', :pid, :host)"
-                ),
-                {"session": session_id, "pid": _dead_pid(), "host": turn_registry.HOST},
-            )
+        running_turn_of_a_dead_process(store, session_id)
         assert store.running_turn(session_id) is None  # seen as stale even before a restart
 
     with write_transaction(Store.open(config).engine) as connection:
@@ -154,14 +159,7 @@ def test_a_turn_that_replaces_a_stale_one_meanwhile_keeps_its_open_tool_call(con
     store = Store.open(config)
     session_id = store.create_session().id
     store.add_message(session_id, Message("user", "hi"), turn_id="dead")
-    with write_transaction(store.engine) as connection:
-        connection.execute(
-            text(
-                "INSERT INTO turns (id, session_id, status, started_at, pid, host) "
-                "VALUES ('dead', :session, 'running', '2025-01-01 10:00:00.000000', :pid, :host)"
-            ),
-            {"session": session_id, "pid": _dead_pid(), "host": turn_registry.HOST},
-        )
+    running_turn_of_a_dead_process(store, session_id)
     really_stale = turn_registry.is_stale
     started = []
 
