@@ -12,11 +12,8 @@ the usual cure; it costs nothing measurable for Hermes' small allocations.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
-import logging
-import sys
 
-log = logging.getLogger(__name__)
+from hermes.privacy import libc_function
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -30,12 +27,8 @@ ARENA_MAX = 4
 def tune_malloc() -> bool:
     """Apply the settings above (Linux with glibc); True if they took, False elsewhere.
     Never raises: another libc just keeps its defaults."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # musl and friends have no mallopt
+    mallopt = libc_function("mallopt")
+    if mallopt is None:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

@@ -141,9 +141,16 @@ def is_dumpable() -> bool | None:
 
 
 def _prctl():
+    return libc_function("prctl")
+
+
+def libc_function(name: str):
+    """The C library's function ``name`` on Linux, from the process's own symbols (no
+    library search); None elsewhere or where the libc has no such function (musl has
+    no ``mallopt``)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(None, use_errno=True).prctl
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
     except (OSError, AttributeError):  # no libc symbol table (static builds, odd loaders)
         return None
