@@ -514,7 +514,7 @@ def memory_figure(server: GunicornServer, client, fake: FakeProcess, args) -> No
     mb = 1024 * 1024
     print(
         f"memory: worker RSS {cold / mb:.1f} MB right after 10 turns, {before / mb:.1f} MB once"
-        f" its embedding model loaded ({settled_at:.0f} s later), {after / mb:.1f} MB after"
+        f" settled ({settled_at:.0f} s later), {after / mb:.1f} MB after"
         f" {args.turns} turns and {readers} reconnecting readers = {(after - before) / mb:+.1f} MB"
         f" in {time.monotonic() - started:.0f} s   (target < 50 MB)   {load()}"
     )
