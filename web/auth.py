@@ -299,6 +299,8 @@ def init_app(app: Flask, config) -> None:
         strategy="moving-window",
     )
     limiter.init_app(app)
+    # The only limit is the login's; the page's scripts and styles skip the limiter's lookup.
+    limiter.request_filter(lambda: request.endpoint in ("static", "pages.asset"))
     app.extensions["hermes.limiter"] = limiter
     app.register_blueprint(bp)
     # Decorated here, not at import, so each app counts with its own limiter and storage.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import threading
+import time
 from pathlib import Path
 
 from flask import (
@@ -123,18 +124,29 @@ def skill_page(name: str):
 # not cached, so nothing stale is pinned.
 
 ASSET_MAX_AGE = 365 * 24 * 3600
+# A page load asks for a dozen files at once: the version is worked out once for all of them,
+# and again at most this often, so an edited file still gets a new address within a second.
+ASSET_VERSION_TTL = 1.0
+_versions: dict[str, tuple[float, str]] = {}  # static folder -> (monotonic time, version)
 
 
 def _asset_version() -> str:
     """A digest of the static files' names, sizes and modification times (a few stat calls)."""
-    root = Path(current_app.static_folder or "static")
+    folder = current_app.static_folder or "static"
+    now = time.monotonic()
+    known = _versions.get(folder)
+    if known is not None and now - known[0] < ASSET_VERSION_TTL:
+        return known[1]
+    root = Path(folder)
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         if path.is_file():
             info = path.stat()
             name = path.relative_to(root).as_posix()
             digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:12]
+    version = digest.hexdigest()[:12]
+    _versions[folder] = (now, version)
+    return version
 
 
 @bp.get("/static/v/<version>/<path:filename>")

@@ -115,6 +115,10 @@ def init_app(app: Flask) -> None:
         SESSION_COOKIE_NAME="hermes_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        # The cookie is re-sent when the session changes, which the gate does every 30 s of
+        # use (web/auth.py), not on every response: a script or a stylesheet answers without
+        # re-signing the cookie and without a Set-Cookie a cache would have to skip.
+        SESSION_REFRESH_EACH_REQUEST=False,
     )
     app.after_request(add_security_headers)
 

@@ -78,9 +78,26 @@ export function parseTime(value) {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
+// One formatter per style, made on first use: Date's toLocale*String() builds a new one on
+// every call, which for a page of messages and a sidebar of sessions cost more than the rest
+// of their rendering.
+const FORMATS = {
+  full: { year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' },
+  time: { hour: '2-digit', minute: '2-digit' },
+  weekday: { weekday: 'short' },
+  date: { year: 'numeric', month: 'short', day: 'numeric' },
+};
+const formatters = {};
+
+function formatDate(style, d) {
+  formatters[style] ||= new Intl.DateTimeFormat(undefined, FORMATS[style]);
+  return formatters[style].format(d);
+}
+
+/** Date and time in the user's locale (the hover timestamp). */
 export function fullTime(value) {
   const d = parseTime(value);
-  return d ? d.toLocaleString() : '';
+  return d ? formatDate('full', d) : '';
 }
 
 /** A short date for lists: time today, weekday this week, date otherwise. */
@@ -88,9 +105,9 @@ export function shortTime(value) {
   const d = parseTime(value);
   if (!d) return '';
   const now = new Date();
-  if (d.toDateString() === now.toDateString()) return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  if (now - d < 6 * 864e5) return d.toLocaleDateString([], { weekday: 'short' });
-  return d.toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' });
+  if (d.toDateString() === now.toDateString()) return formatDate('time', d);
+  if (now - d < 6 * 864e5) return formatDate('weekday', d);
+  return formatDate('date', d);
 }
 
 /** An inline error with an optional Retry button, for any area. */
