@@ -253,6 +253,7 @@ class Browsers:
             link.send((kind, share, start_at))
         results = [result for link, _ in busy for result in link.recv()]
         assert all(stop == "end_turn" for _, _, stop in results), results
+        self.last = [(first - start_at, done - start_at) for first, done, _ in results]
         return max(done for _, done, _ in results) - start_at
 
     def turns(self, sessions: list[int]) -> float:
@@ -451,6 +452,8 @@ def streams_figure(server: GunicornServer, client, fake: FakeProcess, args) -> N
         for _ in range(args.rounds):
             alone = statistics.median(browsers.turns([client.new_session()]) for _ in range(3))
             together = browsers.turns([client.new_session() for _ in range(args.streams)])
+            firsts = sorted(first for first, _ in browsers.last)
+            dones = sorted(done for _, done in browsers.last)
             ratios.append(together / alone)
             # The same streams without Hermes: what this machine and the scripted server do.
             sdk_alone = statistics.median(browsers.sdk_reads(1) for _ in range(3))
@@ -460,6 +463,12 @@ def streams_figure(server: GunicornServer, client, fake: FakeProcess, args) -> N
                 f"  {args.streams} streams at once: all done in {together:.3f} s vs one alone"
                 f" {alone:.3f} s = {together / alone:.3f}x; without Hermes {sdk_together:.3f} s"
                 f" vs {sdk_alone:.3f} s = {sdk_together / sdk_alone:.3f}x   {load()}"
+            )
+            # Where a slow round lost its time: the turns' start (first text) or their stream.
+            print(
+                f"    first text after {firsts[0]:.2f}-{firsts[-1]:.2f} s (median"
+                f" {statistics.median(firsts):.2f}), done after {dones[0]:.2f}-{dones[-1]:.2f} s"
+                f" (median {statistics.median(dones):.2f})"
             )
     finally:
         browsers.stop()

@@ -4,7 +4,9 @@ skill selection by meaning."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from datetime import UTC, datetime
 
 import numpy as np
@@ -297,6 +299,65 @@ def test_background_indexer_embeds_new_messages(store):
     store.add_message(session.id, Message("user", "remember the blue umbrella"))
     assert store.wait_indexed(30)
     assert store.index_status() == (1, 1)
+
+
+def test_the_indexer_waits_while_a_turn_runs(store, monkeypatch):
+    # A turn running in this process (start_turn marks it live) holds the embedding
+    # back; once it finishes, the messages are embedded.
+    monkeypatch.setattr(indexer, "DEFER_POLL", 0.02)
+    session = store.create_session()
+    for n in range(3):
+        store.add_message(session.id, Message("user", f"the green kite, take {n}"))
+    store.start_turn(session.id, "turn-kite")
+    try:
+        store.start_indexing(delay=0.0)
+        assert not store.wait_indexed(0.5)
+        assert store.index_status() == (0, 3)
+    finally:
+        store.finish_turn("turn-kite", "end_turn")
+    assert store.wait_indexed(30)
+    assert store.index_status() == (3, 3)
+
+
+def test_the_indexer_thread_runs_at_the_lowest_priority():
+    seen = {}
+
+    def probe():
+        indexer._lowest_priority()
+        seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    assert seen["nice"] == 19
+    assert os.getpriority(os.PRIO_PROCESS, 0) != 19  # the rest of the process is untouched
+
+
+def test_a_long_busy_stretch_still_embeds_small_batches(store, monkeypatch):
+    monkeypatch.setattr(indexer, "DEFER_POLL", 0.01)
+    monkeypatch.setattr(indexer, "DEFER_MAX", 0.05)
+    monkeypatch.setattr(indexer, "BACKGROUND_BATCH", 2)
+    session = store.create_session()
+    for n in range(5):
+        store.add_message(session.id, Message("user", f"the red balloon, take {n}"))
+    batches = []
+
+    class Counting(Embedder):
+        space, dim = store.embedder.space, store.embedder.dim
+
+        def _embed(self, texts):
+            batches.append(len(texts))
+            return store.embedder.embed(texts)
+
+    busy = indexer.BackgroundIndexer(store.engine, Counting(), delay=0.0, busy=lambda: True)
+    try:
+        busy.poke()
+        assert busy.wait_idle(10)
+    finally:
+        busy.stop()
+    # Every message got its vector, a batch after each wait of DEFER_MAX.
+    assert store.index_status() == (5, 5)
+    assert batches == [2, 2, 1]
 
 
 # ---- the context index ---------------------------------------------------------

@@ -14,16 +14,18 @@ lexical index alone.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, text
 
 from hermes.embeddings import Embedder, EmbeddingError
-from hermes.store import vectors
+from hermes.store import turns, vectors
 from hermes.store.engine import read_transaction, write_transaction
 
 log = logging.getLogger(__name__)
@@ -125,6 +127,19 @@ def reindex(engine: Engine, embedder: Embedder, *, batch: int = BATCH) -> Iterat
 
 
 START_DELAY = 3.0
+# Embedding is CPU work (the default model takes most of a core), and on a small box it would
+# slow the answers being streamed. So the background indexer
+# - embeds BACKGROUND_BATCH messages at a time: a batch holds the model (a query's embedding,
+#   for a search or a turn's skill selection, waits for it) for a fraction of a second, and
+#   the check below comes round often;
+# - before each batch, waits while a turn runs in this process, checking every DEFER_POLL
+#   seconds; after DEFER_MAX seconds of waiting it embeds one batch anyway, so a long stretch
+#   of turns never leaves the index far behind;
+# - runs at the lowest CPU priority (nice 19, this thread only), so whatever else is runnable
+#   goes first.
+BACKGROUND_BATCH = 16
+DEFER_POLL = 0.25
+DEFER_MAX = 30.0
 
 
 class BackgroundIndexer:
@@ -135,10 +150,18 @@ class BackgroundIndexer:
     competing with it; the REPL and the web server, which live on, embed.
     """
 
-    def __init__(self, engine: Engine, embedder: Embedder, *, delay: float = START_DELAY):
+    def __init__(
+        self,
+        engine: Engine,
+        embedder: Embedder,
+        *,
+        delay: float = START_DELAY,
+        busy: Callable[[], bool] = turns.any_live,
+    ):
         self.engine = engine
         self.embedder = embedder
         self.delay = delay
+        self.busy = busy  # True while the process has something more urgent (a running turn)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -168,7 +191,15 @@ class BackgroundIndexer:
         if thread is not None:
             thread.join(timeout)
 
+    def _defer(self) -> None:
+        """Wait while the process is busy, for at most DEFER_MAX seconds."""
+        waited = 0.0
+        while self.busy() and not self._stop.is_set() and waited < DEFER_MAX:
+            self._stop.wait(DEFER_POLL)
+            waited += DEFER_POLL
+
     def _run(self) -> None:
+        _lowest_priority()
         try:
             if self._stop.wait(self.delay):
                 return
@@ -177,7 +208,10 @@ class BackgroundIndexer:
                 self._wake.clear()
                 after = 0
                 while not self._stop.is_set():
-                    count, after = embed_batch(self.engine, self.embedder, space, after)
+                    self._defer()
+                    count, after = embed_batch(
+                        self.engine, self.embedder, space, after, BACKGROUND_BATCH
+                    )
                     if not count:
                         break
                 with self._lock:
@@ -192,3 +226,10 @@ class BackgroundIndexer:
             log.exception("background indexing failed")
         finally:
             self._idle.set()
+
+
+def _lowest_priority() -> None:
+    """Nice 19 for the calling thread (Linux keeps a nice value per thread); elsewhere, or
+    where it is not allowed, the thread keeps the process's priority."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
