@@ -76,26 +76,51 @@ class VectorCache:
 
     ``ids`` stays sorted (one row per message, the newest vector winning), so a
     message's row is found by binary search; ``matrix`` holds the int8 codes
-    (256 bytes a message: 256 MB at a million) and ``codes`` the 64-bit sign
-    codes of the first stage. :meth:`refresh` loads only what was stored since
-    the last call (by ``seq``), so it costs nothing when nothing changed.
+    (256 bytes a message: 256 MB at a million), ``scale`` their inverse norms and
+    ``codes`` the 64-bit sign codes of the first stage.
+
+    :meth:`refresh` loads only what was stored since the last call (by ``seq``,
+    the table's rowid), so it costs a lookup when nothing changed. New messages'
+    vectors (the usual case: the background indexer's batches) are appended into
+    spare room, and only their norms and codes are worked out: a million-row
+    matrix is neither copied nor converted for a few new rows. A vector that
+    arrives out of order (a backfill of older messages, an edited message) makes
+    fresh arrays instead; searches running meanwhile keep the ones they took.
     """
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.matrix = np.zeros((0, dim), dtype=np.int8)
-        self.scale = np.zeros(0, dtype=np.float32)  # 1 / |code|, 0 for a zero vector
-        self.codes = np.zeros(0, dtype=np.uint64)
+        self.count = 0
+        # Buffers with room to grow; the first ``count`` rows are in use.
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._matrix = np.zeros((0, dim), dtype=np.int8)
+        self._scale = np.zeros(0, dtype=np.float32)  # 1 / |code|, 0 for a zero vector
+        self._codes = np.zeros(0, dtype=np.uint64)
         self.last_seq = 0
         self.lock = threading.Lock()
 
+    @property
+    def ids(self) -> np.ndarray:
+        return self._ids[: self.count]
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._matrix[: self.count]
+
+    def _snapshot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Views of the rows in use; rows appended later never change them."""
+        with self.lock:
+            n = self.count
+            return self._ids[:n], self._matrix[:n], self._scale[:n], self._codes[:n]
+
     def refresh(self, connection: Connection, space: int) -> None:
         with self.lock:
+            # ``+space_id``: walk the rowid range after last_seq, not the space's whole
+            # index (which took 120 ms at a million vectors to find nothing new).
             rows = connection.execute(
                 text(
                     "SELECT seq, message_id, vector FROM message_vectors "
-                    "WHERE space_id = :space AND seq > :seq ORDER BY seq"
+                    "WHERE seq > :seq AND +space_id = :space ORDER BY seq"
                 ),
                 {"space": space, "seq": self.last_seq},
             ).all()
@@ -109,33 +134,34 @@ class VectorCache:
             matrix = np.frombuffer(b"".join(row.vector for row in good), dtype=np.int8).reshape(
                 len(good), self.dim
             )
-            if len(self.ids) and (ids.min() <= self.ids[-1] or np.any(np.diff(ids) <= 0)):
-                # Out of order (a backfill of old messages, an edited message): merge,
-                # keeping each message's newest vector.
-                ids = np.concatenate([self.ids, ids])
-                matrix = np.concatenate([self.matrix, matrix])
-                newest_first = np.arange(len(ids))[::-1]
-                unique, first = np.unique(ids[newest_first], return_index=True)
-                keep = newest_first[first]
-                self.ids, self.matrix = unique, matrix[keep]
-            elif not len(self.ids) and np.any(np.diff(ids) <= 0):
-                order = np.argsort(ids, kind="stable")
-                self.ids, self.matrix = ids[order], matrix[order]
-            else:
-                self.ids = np.concatenate([self.ids, ids])
-                self.matrix = np.concatenate([self.matrix, matrix])
-            norms = np.linalg.norm(self.matrix.astype(np.float32), axis=1)
-            self.scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0).astype(
-                np.float32
-            )
-            self.codes = sign_codes(self.matrix)
+            fresh = (ids, matrix, _scales(matrix), sign_codes(matrix))
+            n = self.count
+            in_order = not np.any(np.diff(ids) <= 0)
+            if in_order and (n == 0 or ids[0] > self._ids[n - 1]):
+                buffers = (self._ids, self._matrix, self._scale, self._codes)
+                self._ids, self._matrix, self._scale, self._codes = (
+                    _appended(buffer, n, part) for buffer, part in zip(buffers, fresh, strict=True)
+                )
+                self.count = n + len(ids)
+                return
+            # Out of order: merge, keeping each message's newest vector.
+            merged = [
+                np.concatenate([old[:n], part])
+                for old, part in zip(
+                    (self._ids, self._matrix, self._scale, self._codes), fresh, strict=True
+                )
+            ]
+            newest_first = np.arange(len(merged[0]))[::-1]
+            _unique, first = np.unique(merged[0][newest_first], return_index=True)
+            keep = newest_first[first]
+            self._ids, self._matrix, self._scale, self._codes = (part[keep] for part in merged)
+            self.count = len(keep)
 
     def nearest(
         self, query: np.ndarray, count: int, band: tuple[int, int] | None = None
     ) -> dict[int, float]:
         """The ``count`` messages most similar to the query, with their cosines."""
-        with self.lock:
-            ids, matrix, scale, codes = self.ids, self.matrix, self.scale, self.codes
+        ids, matrix, scale, codes = self._snapshot()
         low, high = 0, len(ids)
         if band is not None:
             low, high = (int(x) for x in np.searchsorted(ids, [band[0], band[1] + 1]))
@@ -153,8 +179,7 @@ class VectorCache:
     def cosines(self, query: np.ndarray, message_ids: Iterable[int]) -> dict[int, float]:
         """The exact cosine of each listed message that has a vector."""
         wanted = np.fromiter(message_ids, np.int64)
-        with self.lock:
-            ids, matrix, scale = self.ids, self.matrix, self.scale
+        ids, matrix, scale, _codes = self._snapshot()
         if not len(wanted) or not len(ids):
             return {}
         at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
@@ -162,6 +187,29 @@ class VectorCache:
         rows = at[found]
         scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
         return dict(zip(wanted[found].tolist(), scores.tolist(), strict=True))
+
+
+def _scales(matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
+    """1 / norm of each int8 row (0 for a zero row), converted a chunk at a time so a
+    first load of a million rows never holds them all as float32 (1 GB)."""
+    out = np.zeros(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), chunk):
+        part = matrix[start : start + chunk].astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", part, part))
+        out[start : start + chunk] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+    return out
+
+
+def _appended(buffer: np.ndarray, used: int, rows: np.ndarray) -> np.ndarray:
+    """``buffer`` (its first ``used`` rows filled) with ``rows`` after them. Full, it is
+    replaced by one half as large again, so appends copy the old rows rarely."""
+    need = used + len(rows)
+    if need > len(buffer):
+        grown = np.empty((max(need, len(buffer) * 3 // 2 + 1024), *buffer.shape[1:]), buffer.dtype)
+        grown[:used] = buffer[:used]
+        buffer = grown
+    buffer[used:need] = rows
+    return buffer
 
 
 _caches: dict[tuple[str, int], VectorCache] = {}
