@@ -129,3 +129,13 @@ def test_scales_match_the_norms():
     assert scales[5] == 0.0
     mask = norms > 0
     assert np.allclose(scales[mask], 1.0 / norms[mask], rtol=1e-5)
+
+
+def test_the_first_stage_keeps_the_smallest_distances():
+    rng = np.random.default_rng(4)
+    for spread in (3, 20, 65):  # heavy ties at the cut, and a wide spread
+        distance = rng.integers(0, spread, size=50_000).astype(np.uint8)
+        rows = vectors._closest(distance, 2_000)
+        assert len(rows) == 2_000 and len(np.unique(rows)) == 2_000
+        rest = np.setdiff1d(np.arange(len(distance)), rows)
+        assert distance[rows].max() <= distance[rest].min()

@@ -167,7 +167,7 @@ class VectorCache:
             low, high = (int(x) for x in np.searchsorted(ids, [band[0], band[1] + 1]))
         if high - low > RERANK:
             distance = np.bitwise_count(codes[low:high] ^ sign_codes(query[None, :])[0])
-            rows = np.argpartition(distance, RERANK)[:RERANK] + low
+            rows = _closest(distance, RERANK) + low
         else:
             rows = np.arange(low, high)
         scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
@@ -187,6 +187,17 @@ class VectorCache:
         rows = at[found]
         scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
         return dict(zip(wanted[found].tolist(), scores.tolist(), strict=True))
+
+
+def _closest(distance: np.ndarray, count: int) -> np.ndarray:
+    """Positions of ``count`` smallest Hamming distances (0..64), ties at the cut taken in
+    order. Counting the 65 possible values is a few times faster than argpartition over
+    a million of them, which was most of the semantic side's time."""
+    histogram = np.bincount(distance, minlength=CODE_DIMS + 1)
+    cut = int(np.searchsorted(np.cumsum(histogram), count))  # the distance where count is reached
+    below = np.flatnonzero(distance < cut)
+    at_cut = np.flatnonzero(distance == cut)[: count - len(below)]
+    return np.concatenate([below, at_cut])
 
 
 def _scales(matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
