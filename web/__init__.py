@@ -21,6 +21,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from hermes.allocator import tune_malloc
+from hermes.blas import single_blas_thread
 from hermes.config import Config
 from hermes.errors import ConfigError
 from hermes.privacy import hide_process
@@ -69,6 +70,7 @@ def create_app(config: Config | None = None) -> Flask:
 
     hide_process()  # the model's commands must not read our keys from /proc/<pid>/environ
     tune_malloc()  # a server that runs for weeks must not creep up in memory
+    single_blas_thread()  # small matrix products; a BLAS pool would only spin
     config = config or Config.from_env()
     check_startup(config)
 

@@ -109,6 +109,10 @@ def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
         pool_size=8,
         max_overflow=16,
+        # The most recently returned connection is handed out next: each connection has
+        # its own page cache, and a round robin over all of them keeps every one cold
+        # (a search at a million messages needed twice the CPU through the server).
+        pool_use_lifo=True,
         **extra,
     )
 

@@ -26,6 +26,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from sqlalchemy import Connection, text
 
+from hermes.blas import single_blas_thread
+
+single_blas_thread()  # numpy (and BLAS) arrive with this module: see hermes/blas.py
+
 RERANK = 2_000
 CODE_DIMS = 64
 _BITS = np.array([1 << i for i in range(CODE_DIMS)], dtype=np.uint64)
