@@ -356,16 +356,18 @@ def _context_scores(
         rare = [term for term in rare if not _common(connection, params, term, CONTEXT_COMMON)]
         if not rare:
             return {}
-    listed = ""
+    listed, ranked = "", "ORDER BY c.rank LIMIT :limit"
     if rowids is not None:
+        # Scores of listed candidates: all of them, in any order. Ordering by rank would
+        # make FTS5 score every match of the words first (twice the time at 1M messages).
         listed = "AND c.rowid IN (" + ",".join(str(int(i)) for i in rowids) + ")"
+        ranked = ""
     filters = _filters(params)
     join = "JOIN messages m ON m.id = c.rowid" if filters else ""
     rows = connection.execute(
         text(
             f"SELECT c.rowid AS id, c.rank AS rank FROM messages_context_fts c {join} "
-            f"WHERE messages_context_fts MATCH :match {listed} {filters} "
-            "ORDER BY c.rank LIMIT :limit"
+            f"WHERE messages_context_fts MATCH :match {listed} {filters} {ranked}"
         ),
         {**params, "match": " OR ".join(rare)},
     ).all()
