@@ -527,6 +527,39 @@ def memory_figure(server: GunicornServer, client, fake: FakeProcess, args) -> No
         f" {args.turns} turns and {readers} reconnecting readers = {(after - before) / mb:+.1f} MB"
         f" in {time.monotonic() - started:.0f} s   (target < 50 MB)   {load()}"
     )
+    # The background indexer defers to running turns, so the answers' vectors are made once
+    # the turns are over: measure again when it has caught up, which is the server's real size.
+    waited, pending = wait_indexed(server.home / "hermes.db")
+    if waited:
+        caught_up = server.rss_bytes()
+        print(
+            f"memory: after the indexer caught up ({waited:.0f} s, {pending} left unembedded)"
+            f" {caught_up / mb:.1f} MB = {(caught_up - before) / mb:+.1f} MB   {load()}"
+        )
+
+
+def wait_indexed(database: Path, at_most: float = 900.0) -> tuple[float, int]:
+    """Seconds until every user and assistant message has a vector (0 with embeddings
+    off: nothing is ever embedded), and how many were still without one then."""
+    import sqlite3
+
+    query = (
+        "SELECT count(*) FROM messages m WHERE m.role IN ('user', 'assistant') "
+        "AND m.content != '' AND NOT EXISTS "
+        "(SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)"
+    )
+    started = time.monotonic()
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    try:
+        if not connection.execute("SELECT count(*) FROM message_vectors").fetchone()[0]:
+            return 0.0, 0
+        while True:
+            pending = connection.execute(query).fetchone()[0]
+            if not pending or time.monotonic() - started > at_most:
+                return time.monotonic() - started, pending
+            time.sleep(2.0)
+    finally:
+        connection.close()
 
 
 def settle(server, *, at_least: float = 5.0, at_most: float = 60.0) -> tuple[int, float]:
