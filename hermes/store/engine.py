@@ -107,11 +107,15 @@ def make_engine(database_url: str, *, read_only: bool = False) -> Engine:
     engine = create_engine(
         database_url,
         connect_args={"timeout": BUSY_TIMEOUT_MS / 1000},
-        pool_size=8,
+        # Each kept connection holds its own page cache (up to CACHE_KIB): four of them
+        # bound what a long-running server keeps (with eight, the worker grew by 69 MB over
+        # 1,000 turns, with four by 8 MB; bench/bench_web.py). Bursts get overflow
+        # connections, closed again when returned.
+        pool_size=4,
         max_overflow=16,
-        # The most recently returned connection is handed out next: each connection has
-        # its own page cache, and a round robin over all of them keeps every one cold
-        # (a search at a million messages needed twice the CPU through the server).
+        # The most recently returned connection is handed out next: a round robin over
+        # all of them keeps every cache cold (a search at a million messages needed
+        # twice the CPU through the server).
         pool_use_lifo=True,
         **extra,
     )
