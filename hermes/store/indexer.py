@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, text
 
 from hermes.embeddings import Embedder, EmbeddingError
-from hermes.store import turns, vectors
+from hermes.store import vectors
 from hermes.store.engine import read_transaction, write_transaction
 
 log = logging.getLogger(__name__)
@@ -156,12 +156,12 @@ class BackgroundIndexer:
         embedder: Embedder,
         *,
         delay: float = START_DELAY,
-        busy: Callable[[], bool] = turns.any_live,
+        busy: Callable[[], bool] = lambda: False,
     ):
         self.engine = engine
         self.embedder = embedder
         self.delay = delay
-        self.busy = busy  # True while the process has something more urgent (a running turn)
+        self.busy = busy  # True while something more urgent runs (the Store's turns)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()

@@ -65,6 +65,7 @@ class Store:
         # Recall's semantic layer: built on first use (see the embedder property).
         self._embedder = _UNSET
         self._indexer = None
+        self._running: set[str] = set()  # this Store's turns running in this process
 
     @classmethod
     def open(cls, config: Config, *, upgrade: bool = True) -> Store:
@@ -152,7 +153,10 @@ class Store:
 
         if self._indexer is None and self.embedder is not None:
             self._indexer = BackgroundIndexer(
-                self.engine, self.embedder, delay=START_DELAY if delay is None else delay
+                self.engine,
+                self.embedder,
+                delay=START_DELAY if delay is None else delay,
+                busy=lambda: bool(self._running),
             )
         self._poke()
 
@@ -484,6 +488,8 @@ class Store:
         """
         # Live before its row exists: another thread must never take it for stale.
         added = turns.mark_live(turn_id)
+        if added:
+            self._running.add(turn_id)
         try:
             with write_transaction(self.engine) as connection:
                 self._require_session(connection, session_id)
@@ -512,6 +518,7 @@ class Store:
         except BaseException:
             if added:  # a reused id must not unmark the turn that really runs
                 turns.mark_done(turn_id)
+                self._running.discard(turn_id)
             raise
 
     def finish_turn(self, turn_id: str, stop_reason: str) -> None:
@@ -523,6 +530,7 @@ class Store:
                 turns.close(connection, turn_id, stop_reason)
         finally:
             turns.mark_done(turn_id)
+            self._running.discard(turn_id)
 
     def heartbeat(self, turn_id: str) -> None:
         """The owner of a running turn says it is still alive."""

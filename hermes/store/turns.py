@@ -82,11 +82,6 @@ def mark_done(turn_id: str) -> None:
         _live.discard(turn_id)
 
 
-def any_live() -> bool:
-    """Whether a turn is running in this process (background work defers to it)."""
-    return bool(_live)
-
-
 def _pid_alive(pid: int) -> bool:
     fields = _proc_stat(pid)
     if fields is not None and fields[0] in ("Z", "X"):
