@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -170,6 +171,7 @@ def backup_database(engine: Engine, backups_dir: Path, *, prefix: str = "hermes-
     partial = target.with_suffix(".db.partial")
     try:
         private_folder(backups_dir)
+        clear_stale_partials(backups_dir)
         create_private_file(partial)  # SQLite keeps the mode of a file that exists
         source = sqlite3.connect(str(source_path), timeout=30)
         try:
@@ -190,6 +192,24 @@ def backup_database(engine: Engine, backups_dir: Path, *, prefix: str = "hermes-
             "folder is writable and the disk has space."
         ) from exc
     return target
+
+
+# A copy in progress writes its file all along; one untouched this long was left by a
+# process killed mid-copy (a deploy, the out-of-memory killer) and is never finished.
+STALE_PARTIAL_SECONDS = 15 * 60
+
+
+def clear_stale_partials(backups_dir: Path) -> list[Path]:
+    """Remove unfinished copies (``*.db.partial`` and SQLite's ``-journal`` beside them)
+    that nothing has written for STALE_PARTIAL_SECONDS; the paths removed."""
+    cutoff = time.time() - STALE_PARTIAL_SECONDS
+    removed = []
+    for path in sorted(backups_dir.glob("*.db.partial*")):
+        with contextlib.suppress(OSError):
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed.append(path)
+    return removed
 
 
 def prune_backups(backups_dir: Path, prefix: str, keep: int) -> list[Path]:

@@ -119,3 +119,27 @@ def test_daily_backups_wait_before_the_first_copy(config):
     runner.stop()
     assert newest_backup(config.backups_dir) is None
     store.close()
+
+
+def test_a_copy_killed_midway_is_cleared_by_the_next_backup(config):
+    import os
+    import time
+
+    from hermes.store.migrate import STALE_PARTIAL_SECONDS, backup_database
+
+    store = Store.open(config)
+    folder = config.backups_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    old = time.time() - STALE_PARTIAL_SECONDS - 60
+    dead = folder / f"{DAILY_PREFIX}20260101-000000-000000.db.partial"
+    journal = folder / (dead.name + "-journal")
+    running = folder / f"{DAILY_PREFIX}20260102-000000-000000.db.partial"  # still being written
+    for path in (dead, journal, running):
+        path.write_bytes(b"x" * 1024)
+    for path in (dead, journal):
+        os.utime(path, (old, old))
+    made = backup_database(store.engine, folder, prefix=DAILY_PREFIX)
+    assert made.exists()
+    assert not dead.exists() and not journal.exists()
+    assert running.exists()
+    store.close()
