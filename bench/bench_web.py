@@ -539,27 +539,27 @@ def memory_figure(server: GunicornServer, client, fake: FakeProcess, args) -> No
 
 
 def wait_indexed(database: Path, at_most: float = 900.0) -> tuple[float, int]:
-    """Seconds until every user and assistant message has a vector (0 with embeddings
-    off: nothing is ever embedded), and how many were still without one then."""
-    import sqlite3
+    """Seconds until the server's vector space has no message left to embed (0 with
+    embeddings off: no space exists), and how many were still pending then."""
+    from sqlalchemy import text
 
-    query = (
-        "SELECT count(*) FROM messages m WHERE m.role IN ('user', 'assistant') "
-        "AND m.content != '' AND NOT EXISTS "
-        "(SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)"
-    )
+    from hermes.store import indexer
+    from hermes.store.engine import make_engine, read_transaction
+
     started = time.monotonic()
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    engine = make_engine(f"sqlite:///{database}", read_only=True)
     try:
-        if not connection.execute("SELECT count(*) FROM message_vectors").fetchone()[0]:
+        with read_transaction(engine) as connection:
+            space = connection.execute(text("SELECT max(id) FROM embedding_spaces")).scalar()
+        if space is None:
             return 0.0, 0
         while True:
-            pending = connection.execute(query).fetchone()[0]
+            pending = indexer.pending_count(engine, space)
             if not pending or time.monotonic() - started > at_most:
                 return time.monotonic() - started, pending
             time.sleep(2.0)
     finally:
-        connection.close()
+        engine.dispose()
 
 
 def settle(server, *, at_least: float = 5.0, at_most: float = 60.0) -> tuple[int, float]:

@@ -132,8 +132,8 @@ START_DELAY = 3.0
 # - embeds BACKGROUND_BATCH messages at a time: a batch holds the model (a query's embedding,
 #   for a search or a turn's skill selection, waits for it) for a fraction of a second, and
 #   the check below comes round often;
-# - before each batch, waits while a turn runs in this process, checking every DEFER_POLL
-#   seconds; after DEFER_MAX seconds of waiting it embeds one batch anyway, so a long stretch
+# - before each batch, waits while its Store has a turn running (``busy``), checking every
+#   DEFER_POLL seconds; after DEFER_MAX seconds of waiting it embeds one batch anyway, so a long stretch
 #   of turns never leaves the index far behind;
 # - runs at the lowest CPU priority (nice 19, this thread only), so whatever else is runnable
 #   goes first.
@@ -192,7 +192,7 @@ class BackgroundIndexer:
             thread.join(timeout)
 
     def _defer(self) -> None:
-        """Wait while the process is busy, for at most DEFER_MAX seconds."""
+        """Wait while ``busy()`` says so, for at most DEFER_MAX seconds."""
         waited = 0.0
         while self.busy() and not self._stop.is_set() and waited < DEFER_MAX:
             self._stop.wait(DEFER_POLL)

@@ -107,10 +107,6 @@ class VectorCache:
     def ids(self) -> np.ndarray:
         return self._ids[: self.count]
 
-    @property
-    def matrix(self) -> np.ndarray:
-        return self._matrix[: self.count]
-
     def _snapshot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Views of the rows in use; rows appended later never change them."""
         with self.lock:
