@@ -133,9 +133,40 @@ def test_scales_match_the_norms():
 
 def test_the_first_stage_keeps_the_smallest_distances():
     rng = np.random.default_rng(4)
+    mask = np.empty(50_000, dtype=bool)
     for spread in (3, 20, 65):  # heavy ties at the cut, and a wide spread
         distance = rng.integers(0, spread, size=50_000).astype(np.uint8)
-        rows = vectors._closest(distance, 2_000)
+        rows = vectors._closest(distance, 2_000, mask)
         assert len(rows) == 2_000 and len(np.unique(rows)) == 2_000
         rest = np.setdiff1d(np.arange(len(distance)), rows)
         assert distance[rows].max() <= distance[rest].min()
+        # Ties at the cut are taken in order: the first ones.
+        cut = distance[rows].max()
+        ties = np.flatnonzero(distance == cut)
+        assert set(rows[distance[rows] == cut]) == set(ties[: np.sum(distance[rows] == cut)])
+    # Sparse ties far down the array (the stretch searched keeps growing).
+    distance = np.full(50_000, 40, dtype=np.uint8)
+    distance[:1_990] = 1
+    distance[[30_000, 49_999, 45_000, 20_000]] = 2
+    rows = vectors._closest(distance, 1_993, mask)
+    assert sorted(rows[1_990:]) == [20_000, 30_000, 45_000]
+
+
+def test_the_first_stage_is_the_exact_hamming_distance():
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 2**63, size=40_000, dtype=np.uint64) * 2 + 1
+    query = np.uint64(0xF0F0F0F0F0F0F0F1)
+    part, out = np.empty(4096, np.uint64), np.empty(40_000, np.uint8)
+    vectors._hamming(codes, query, part, out)
+    assert np.array_equal(out, np.bitwise_count(codes ^ query))
+
+
+def test_searches_reuse_their_scratch_and_concurrent_ones_get_their_own():
+    scratch = vectors.Scratch()
+    with scratch.take(10_000) as (_, first, _mask), scratch.take(10_000) as (_, beside, _mask2):
+        assert not np.shares_memory(first, beside)
+    with scratch.take(9_000) as (_, again, _mask):
+        assert np.shares_memory(again, first) or np.shares_memory(again, beside)
+        assert len(again) == 9_000
+    with scratch.take(50_000) as (_, bigger, _mask):
+        assert len(bigger) == 50_000

@@ -11,7 +11,7 @@ extension (this Python's sqlite3 cannot load one):
 1. Coarse: every process keeps, per database and vector space, the vectors
    in memory (see :class:`VectorCache`) with a 64-bit sign code of each
    vector's first 64 components. The query's code is compared to all of them
-   by Hamming distance (XOR + popcount: ~10 ms at 1M); the nearest ``RERANK``
+   by Hamming distance (XOR + popcount: about 1 ms at 753k vectors); the nearest ``RERANK``
    survive. The local model is trained so its leading dimensions carry the
    most meaning (Matryoshka), so the prefix is a fair first cut.
 2. Exact: the survivors are scored by cosine on their int8 codes. Below
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from sqlalchemy import Connection, text
@@ -102,6 +103,7 @@ class VectorCache:
         self._codes = np.zeros(0, dtype=np.uint64)
         self.last_seq = 0
         self.lock = threading.Lock()
+        self._scratch = Scratch()
 
     @property
     def ids(self) -> np.ndarray:
@@ -166,11 +168,12 @@ class VectorCache:
         if band is not None:
             low, high = (int(x) for x in np.searchsorted(ids, [band[0], band[1] + 1]))
         if high - low > RERANK:
-            distance = np.bitwise_count(codes[low:high] ^ sign_codes(query[None, :])[0])
-            rows = _closest(distance, RERANK) + low
+            with self._scratch.take(high - low) as (part, distance, mask):
+                _hamming(codes[low:high], sign_codes(query[None, :])[0], part, distance)
+                rows = _closest(distance, RERANK, mask) + low
         else:
             rows = np.arange(low, high)
-        scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
+        scores = _scores(matrix, scale, rows, query)
         if len(rows) > count:
             best = np.argpartition(-scores, count)[:count]
             rows, scores = rows[best], scores[best]
@@ -185,19 +188,97 @@ class VectorCache:
         at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
         found = ids[at] == wanted
         rows = at[found]
-        scores = (matrix[rows].astype(np.float32) @ query.astype(np.float32)) * scale[rows]
+        scores = _scores(matrix, scale, rows, query)
         return dict(zip(wanted[found].tolist(), scores.tolist(), strict=True))
 
 
-def _closest(distance: np.ndarray, count: int) -> np.ndarray:
-    """Positions of ``count`` smallest Hamming distances (0..64), ties at the cut taken in
-    order. Counting the 65 possible values is a few times faster than argpartition over
-    a million of them, which was most of the semantic side's time."""
-    histogram = np.bincount(distance, minlength=CODE_DIMS + 1)
-    cut = int(np.searchsorted(np.cumsum(histogram), count))  # the distance where count is reached
-    below = np.flatnonzero(distance < cut)
-    at_cut = np.flatnonzero(distance == cut)[: count - len(below)]
-    return np.concatenate([below, at_cut])
+def _scores(matrix: np.ndarray, scale: np.ndarray, rows: np.ndarray, query: np.ndarray):
+    """Cosines of ``matrix[rows]`` to the unit ``query``, converted to float32 64 rows at
+    a time: each piece stays under the mmap threshold (see Scratch), five times faster
+    than converting 2,000 rows at once."""
+    query = query.astype(np.float32)
+    out = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), 64):
+        piece = rows[start : start + 64]
+        out[start : start + len(piece)] = matrix[piece].astype(np.float32) @ query
+    return out * scale[rows]
+
+
+def _hamming(codes: np.ndarray, query: np.uint64, part: np.ndarray, out: np.ndarray) -> None:
+    """``out[i]`` = Hamming distance of ``codes[i]`` to ``query``, XOR-ed a chunk at a time
+    into ``part`` so no array of the codes' size is made (see Scratch)."""
+    step = len(part)
+    for start in range(0, len(codes), step):
+        chunk = codes[start : start + step]
+        np.bitwise_xor(chunk, query, out=part[: len(chunk)])
+        np.bitwise_count(part[: len(chunk)], out=out[start : start + len(chunk)])
+
+
+def _closest(distance: np.ndarray, count: int, mask: np.ndarray) -> np.ndarray:
+    """Positions of the ``count`` smallest Hamming distances (0..64), ties at the cut
+    taken in order; ``mask`` is scratch of the same length.
+
+    The cut (the smallest distance with ``count`` rows at or below it) is found by
+    binary search over the 65 possible values, counting into ``mask``: seven
+    passes that allocate nothing beat argpartition (11 ms at 753k rows) and
+    bincount (which casts the distances to int64 first) several times over."""
+    low, high = 0, CODE_DIMS
+    while low < high:
+        middle = (low + high) // 2
+        if np.count_nonzero(np.less_equal(distance, middle, out=mask)) >= count:
+            high = middle
+        else:
+            low = middle + 1
+    below = np.flatnonzero(np.less(distance, low, out=mask))
+    # Ties at the cut are common (a tenth of the rows): take the first ones,
+    # looking at a growing stretch rather than listing them all.
+    ties, need, start, step = [], count - len(below), 0, max(4 * (count - len(below)), 4096)
+    while need > 0 and start < len(distance):
+        stretch = slice(start, start + step)
+        found = np.flatnonzero(np.equal(distance[stretch], low, out=mask[stretch]))[:need] + start
+        ties.append(found)
+        need -= len(found)
+        start += step
+        step *= 2
+    return np.concatenate([below, *ties])
+
+
+class Scratch:
+    """Work arrays of the coarse stage, reused between searches.
+
+    The server fixes glibc's mmap threshold (see hermes/allocator.py), so every
+    temporary array over 128 KB is fresh memory from the kernel, faulted in page
+    by page and handed back when freed: at a million vectors the coarse stage's
+    temporaries (10 bytes a vector) cost more than the arithmetic on them.
+    One set is kept and grown as the vectors grow; a search running beside
+    another gets a set of its own for the while.
+    """
+
+    CHUNK = 16_384  # codes XOR-ed at a time: 128 KB of uint64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @contextmanager
+    def take(self, rows: int):
+        """(XOR chunk, distances, mask) with room for ``rows`` vectors; given back after."""
+        with self._lock:
+            arrays, self._kept = self._kept, None
+        if arrays is None or len(arrays[1]) < rows:
+            room = rows + rows // 4
+            arrays = (
+                np.empty(self.CHUNK, np.uint64),
+                np.empty(room, np.uint8),
+                np.empty(room, bool),
+            )
+        try:
+            part, distance, mask = arrays
+            yield part, distance[:rows], mask[:rows]
+        finally:
+            with self._lock:
+                if self._kept is None or len(self._kept[1]) < len(arrays[1]):
+                    self._kept = arrays
 
 
 def _scales(matrix: np.ndarray, chunk: int = 65_536) -> np.ndarray:
