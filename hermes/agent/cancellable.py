@@ -5,6 +5,11 @@ would keep a cancelled turn alive until the stream timeout. The stream is
 read on a helper thread instead, and the turn's thread waits on a queue that
 it can stop waiting on. An abandoned reader ends by itself with its next
 chunk or timeout and closes its HTTP response.
+
+The queue is a ``queue.SimpleQueue`` (C, no Python-level locks): every chunk
+of every stream crosses it, and ``queue.Queue``'s condition variables were a
+tenth of a streamed turn's CPU. It is unbounded; a response is bounded by its
+``max_tokens``, and the turn's thread only hands chunks on.
 """
 
 from __future__ import annotations
@@ -46,20 +51,15 @@ def cancellable(
     stream has been silent for a poll interval (the loop saves its partial
     answer then).
     """
-    items: queue.Queue = queue.Queue(maxsize=256)
+    items: queue.SimpleQueue = queue.SimpleQueue()
     abandoned = threading.Event()
 
     def read() -> None:
         try:
             for item in stream:
-                while not abandoned.is_set():
-                    try:
-                        items.put(item, timeout=POLL_SECONDS)
-                        break
-                    except queue.Full:
-                        continue
                 if abandoned.is_set():
                     break
+                items.put(item)
         except BaseException as exc:  # handed to the turn's thread, which decides
             items.put(_Failed(exc))
         finally:
