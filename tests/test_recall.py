@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from hermes.embeddings import Embedder, EmbeddingError, clean_text, make_embedder
 from hermes.embeddings.endpoint import EndpointEmbedder
@@ -358,6 +358,64 @@ def test_a_long_busy_stretch_still_embeds_small_batches(store, monkeypatch):
     # Every message got its vector, a batch after each wait of DEFER_MAX.
     assert store.index_status() == (5, 5)
     assert batches == [2, 2, 1]
+
+
+def _pending_scans(engine) -> list[int]:
+    """The ``after`` of every pending-messages query the indexer runs from now on."""
+    seen: list[int] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        if "NOT EXISTS" in statement and "m.id >" in statement:
+            seen.append(parameters[-2] if isinstance(parameters, tuple) else parameters["after"])
+
+    event.listen(engine, "before_cursor_execute", note)
+    return seen
+
+
+def test_a_new_message_is_looked_for_above_the_floor_not_from_the_first(store):
+    session = store.create_session()
+    old = [store.add_message(session.id, Message("user", f"the old kite {n}")) for n in range(4)]
+    store.start_indexing(delay=0.0)
+    assert store.wait_indexed(30)
+    scans = _pending_scans(store.engine)
+    new = store.add_message(session.id, Message("user", "the new yellow kite"))
+    assert store.wait_indexed(30)
+    assert store.index_status() == (5, 5)
+    # The pass started below the new message, above every old one (all had vectors).
+    assert scans and scans[0] == new.id - 1 and scans[0] >= old[-1].id
+
+
+def test_a_finished_answer_is_embedded_again(store, monkeypatch):
+    # Its partial text was embedded while it streamed (the vector goes with the edit);
+    # finish_message names the message, so the pass looks below the floor for it.
+    session = store.create_session()
+    partial = store.checkpoint(session.id, "turn-x", None, "the answer so far")
+    store.add_message(session.id, Message("user", "a later message"))
+    store.start_indexing(delay=0.0)
+    assert store.wait_indexed(30)
+    assert store.index_status() == (2, 2)
+    store.finish_message(partial, Message("assistant", "the answer, complete"))
+    assert store.wait_indexed(30)
+    assert store.index_status() == (2, 2)
+
+
+def test_a_change_nobody_poked_about_is_caught_by_the_next_full_pass(store, monkeypatch):
+    session = store.create_session()
+    first = store.add_message(session.id, Message("user", "the silver compass"))
+    store.start_indexing(delay=0.0)
+    assert store.wait_indexed(30)
+    with write_transaction(store.engine) as connection:  # e.g. a repair's edit
+        connection.execute(
+            text("UPDATE messages SET content = 'the golden compass' WHERE id = :id"),
+            {"id": first.id},
+        )
+    store.add_message(session.id, Message("user", "another message"))
+    assert store.wait_indexed(30)
+    assert store.index_status() == (1, 2)  # above the floor only: the edit waits
+    monkeypatch.setattr(indexer, "FULL_PASS_SECONDS", 0.0)
+    store.add_message(session.id, Message("user", "and one more"))
+    assert store.wait_indexed(30)
+    assert store.index_status() == (3, 3)
 
 
 # ---- the context index ---------------------------------------------------------

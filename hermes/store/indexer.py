@@ -72,7 +72,17 @@ def embed_batch(
     engine: Engine, embedder: Embedder, space: int, after: int, batch: int = BATCH
 ) -> tuple[int, int]:
     """Embed up to ``batch`` pending messages with ids above ``after``: how many
-    were looked at, and the last id (0, 0 when nothing was pending)."""
+    were looked at, and the last id (0, 0 when nothing was pending). See
+    :func:`embed_pending` for which of them got a vector."""
+    looked, last, _stored = embed_pending(engine, embedder, space, after, batch)
+    return looked, last
+
+
+def embed_pending(
+    engine: Engine, embedder: Embedder, space: int, after: int, batch: int = BATCH
+) -> tuple[int, int, int]:
+    """:func:`embed_batch`, plus how many vectors were stored: fewer than looked at
+    when a message's text changed meanwhile (it stays pending)."""
     with read_transaction(engine) as connection:
         rows = connection.execute(
             text(
@@ -85,11 +95,11 @@ def embed_batch(
             {"space": space, "after": after, "batch": batch},
         ).all()
     if not rows:
-        return 0, 0
+        return 0, 0, 0
     embedded = embedder.embed([embedding_text(row.content, row.previous) for row in rows])
     blobs = vectors.quantize(embedded)
     with write_transaction(engine) as connection:
-        connection.execute(
+        stored = connection.execute(
             text(
                 "INSERT OR IGNORE INTO message_vectors(space_id, message_id, vector) "
                 "SELECT :space, id, :vector FROM messages WHERE id = :id AND content = :content"
@@ -98,8 +108,8 @@ def embed_batch(
                 {"space": space, "id": row.id, "vector": blob, "content": row.content}
                 for row, blob in zip(rows, blobs, strict=True)
             ],
-        )
-    return len(rows), rows[-1].id
+        ).rowcount
+    return len(rows), rows[-1].id, stored
 
 
 def embedding_text(content: str, previous: str | None) -> str:
@@ -140,6 +150,13 @@ START_DELAY = 3.0
 BACKGROUND_BATCH = 16
 DEFER_POLL = 0.25
 DEFER_MAX = 30.0
+# Looking for pending messages from the first one costs a pass over every
+# message (about 250 ms of CPU at a million), so the indexer remembers a floor:
+# messages at or below it had vectors when it last looked. A poke that names
+# the message it is about lowers the floor to it; one that names none (start,
+# an import) and a full pass at least this often start from the first message,
+# which catches a change nobody poked about.
+FULL_PASS_SECONDS = 600.0
 
 
 class BackgroundIndexer:
@@ -168,10 +185,19 @@ class BackgroundIndexer:
         self._idle.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._floor = 0  # ids at or below it had their vectors at the last look
+        self._lowest = NO_POKE  # the lowest id poked about during the current pass
+        self._full_at: float | None = None  # monotonic time of the last full pass
 
-    def poke(self) -> None:
-        """There may be new messages: embed them soon."""
+    def poke(self, message_id: int | None = None) -> None:
+        """There may be new messages (or changed ones): embed them soon.
+
+        ``message_id`` is the message written (new or changed); without one the
+        next pass looks at every message."""
+        since = 0 if message_id is None else max(int(message_id) - 1, 0)
         with self._lock:
+            self._floor = min(self._floor, since)
+            self._lowest = min(self._lowest, since)
             self._idle.clear()
             self._wake.set()
             if self._thread is None or not self._thread.is_alive():
@@ -206,14 +232,7 @@ class BackgroundIndexer:
             space = ensure_space(self.engine, self.embedder)
             while not self._stop.is_set():
                 self._wake.clear()
-                after = 0
-                while not self._stop.is_set():
-                    self._defer()
-                    count, after = embed_batch(
-                        self.engine, self.embedder, space, after, BACKGROUND_BATCH
-                    )
-                    if not count:
-                        break
+                self._one_pass(space)
                 with self._lock:
                     if not self._wake.is_set():
                         # Nothing new arrived while we worked: sleep until poked.
@@ -226,6 +245,37 @@ class BackgroundIndexer:
             log.exception("background indexing failed")
         finally:
             self._idle.set()
+
+    def _one_pass(self, space: int) -> None:
+        """Embed every pending message above the floor (or all of them, see
+        FULL_PASS_SECONDS), then raise the floor to what was looked at."""
+        now = time.monotonic()
+        with self._lock:
+            full = self._full_at is None or now - self._full_at >= FULL_PASS_SECONDS
+            after = 0 if full else self._floor
+            self._lowest = NO_POKE
+        if full:
+            self._full_at = now
+        with read_transaction(self.engine) as connection:
+            top = connection.execute(text("SELECT coalesce(max(id), 0) FROM messages")).scalar()
+        start, clean = after, True
+        while not self._stop.is_set():
+            self._defer()
+            count, last, stored = embed_pending(
+                self.engine, self.embedder, space, after, BACKGROUND_BATCH
+            )
+            if not count:
+                break
+            clean = clean and stored == count
+            after = last
+        with self._lock:
+            # Skipped rows (their text changed) and anything poked about meanwhile
+            # stay above the floor; so does what was written after the pass began.
+            reached = min(top, after) if self._stop.is_set() else top
+            self._floor = min(reached if clean else start, self._lowest)
+
+
+NO_POKE = 1 << 62
 
 
 def _lowest_priority() -> None:

@@ -194,9 +194,10 @@ class Store:
             return 0, total
         return total - indexer.pending_count(self.engine, space), total
 
-    def _poke(self) -> None:
+    def _poke(self, message_id: int | None = None) -> None:
+        """Tell the indexer about a written message (or, with none, about any change)."""
         if self._indexer is not None:
-            self._indexer.poke()
+            self._indexer.poke(message_id)
 
     def __enter__(self) -> Store:
         return self
@@ -347,7 +348,7 @@ class Store:
                 .where(sessions_table.c.id == session_id)
                 .values(message_count=count + 1, updated_at=now)
             )
-        self._poke()
+        self._poke(message_id)
         return StoredMessage(message_id, session_id, now, message, turn_id)
 
     def messages(
@@ -619,6 +620,7 @@ class Store:
             )
             if result.rowcount == 0:
                 raise NotFound(f"There is no message {message_id}.")
+        self._poke(message_id)  # its old vector (of the partial text) is gone
 
     def hide_turn(self, turn_id: str) -> None:
         """Keep a turn's messages for the user but out of what the model is sent again."""
