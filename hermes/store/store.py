@@ -692,9 +692,9 @@ class Store:
     ) -> list[SearchHit]:
         """Search every message and session summary; any text is a valid query.
 
-        It does not poke the indexer: each poke starts a pass over every message
-        looking for missing vectors (~250 ms of CPU at 1M messages), which made a
-        fused search cost ten times a lexical one. Writes poke it."""
+        It does not poke the indexer: nothing was written. (A poke naming no
+        message starts a pass over every message looking for missing vectors,
+        0.25-1.2 s of CPU at 1M messages.) Writes poke it."""
         with read_transaction(self.engine) as connection:
             return search_module.search(
                 connection,
