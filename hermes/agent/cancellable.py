@@ -6,10 +6,10 @@ read on a helper thread instead, and the turn's thread waits on a queue that
 it can stop waiting on. An abandoned reader ends by itself with its next
 chunk or timeout and closes its HTTP response.
 
-The queue is a ``queue.SimpleQueue`` (C, no Python-level locks): every chunk
-of every stream crosses it, and ``queue.Queue``'s condition variables were a
-tenth of a streamed turn's CPU. It is unbounded; a response is bounded by its
-``max_tokens``, and the turn's thread only hands chunks on.
+The queue is a ``queue.SimpleQueue`` (written in C, with no Python-level
+condition variables): every chunk of every stream crosses it. It is
+unbounded; a response is bounded by its ``max_tokens``, and the turn's thread
+only hands chunks on.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ Both do the same thing: take the oldest messages of the current vector space
 that have no vector yet, embed a batch, and store the vectors in one short
 write transaction. Nothing else is stored, so either can stop at any moment
 and the next run resumes where it stopped (the background indexer keeps, in
-memory only, how far it has looked: see FULL_PASS_SECONDS). A vector is stored only if
-the message still has the text that was embedded (a streaming answer may
-have grown meanwhile; its vector is then made on the next pass).
+memory only, how far it has looked: see FULL_PASS_SECONDS). A vector is
+stored only if the message still has the text that was embedded (a streaming
+answer may have grown meanwhile; its vector is then made on the next pass).
 
 Search never waits for this: messages without a vector are found by the
 lexical index alone.
@@ -153,11 +153,11 @@ DEFER_POLL = 0.25
 DEFER_MAX = 30.0
 # Looking for pending messages from the first one costs a pass over every
 # message (0.25-1.2 s of CPU at a million, by how warm the cache is), so the
-# background indexer remembers a floor:
-# messages at or below it had vectors when it last looked. A poke that names
-# the message it is about lowers the floor to it; one that names none (start,
-# an import) and a full pass at least this often start from the first message,
-# which catches a change nobody poked about.
+# background indexer remembers a floor: messages at or below it had vectors
+# when it last looked. A poke that names the message it is about lowers the
+# floor to it. A poke that names none (start, an import) starts from the first
+# message, and so does a pass at least every FULL_PASS_SECONDS, which catches
+# a change nobody poked about.
 FULL_PASS_SECONDS = 600.0
 
 

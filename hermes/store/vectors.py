@@ -11,9 +11,10 @@ extension (this Python's sqlite3 cannot load one):
 1. Coarse: every process keeps, per database and vector space, the vectors
    in memory (see :class:`VectorCache`) with a 64-bit sign code of each
    vector's first 64 components. The query's code is compared to all of them
-   by Hamming distance (XOR + popcount: about 1 ms at 753k vectors); the nearest ``RERANK``
-   survive. The local model is trained so its leading dimensions carry the
-   most meaning (Matryoshka), so the prefix is a fair first cut.
+   by Hamming distance (XOR + popcount: about 1 ms at 753k vectors); the
+   nearest ``RERANK`` survive. The local model is trained so its leading
+   dimensions carry the most meaning (Matryoshka), so the prefix is a fair
+   first cut. The stage's work arrays are reused (see :class:`Scratch`).
 2. Exact: the survivors are scored by cosine on their int8 codes. Below
    ``RERANK`` vectors there is no first stage: the scan is exact.
 """
