@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
 
 import numpy as np
@@ -263,6 +264,39 @@ def test_search_during_backfill_is_lexical_for_the_rest(store):
     for _ in store.reindex():  # resumes: embeds only the other two
         pass
     assert store.index_status() == (4, 4)
+
+
+def test_the_query_is_embedded_while_the_words_are_ranked(store):
+    """The embedding runs on another thread while SQLite ranks the words: the first
+    word query starts before the (slow) embedding has finished, and the result is
+    the same fused ranking."""
+    messages = _paraphrase_store(store)
+    for _ in store.reindex():
+        pass
+    expected = [hit.message_id for hit in store.search("office canal cycle")]
+    moments: dict[str, float] = {}
+    inner = store.embedder
+
+    class Slow(Embedder):
+        space, dim = inner.space, inner.dim
+
+        def _embed(self, texts):
+            moments["embedding on"] = threading.current_thread().name
+            time.sleep(0.3)
+            moments["embedded"] = time.monotonic()
+            return inner.embed(texts)
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        if "messages_fts MATCH" in statement:
+            moments.setdefault("words ranked", time.monotonic())
+
+    event.listen(store.engine, "before_cursor_execute", note)
+    store.embedder = Slow()
+    hits = store.search("office canal cycle")
+    assert moments["words ranked"] < moments["embedded"]
+    assert moments["embedding on"] != threading.current_thread().name
+    assert [hit.message_id for hit in hits] == expected
+    assert hits[0].message_id == messages[2].id
 
 
 def test_a_failing_endpoint_falls_back_to_words(store, fake_llm):

@@ -33,6 +33,8 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 
@@ -193,8 +195,11 @@ def search(
     best = 0.0
     fill = 0.0
     if role != "summary":
+        # The query's embedding is made on another thread while SQLite ranks the
+        # words: both release the GIL, so on two cores they overlap.
+        embedding = _embed_soon(connection, query, embedder)
         lexical, found = _lexical(connection, params, terms, quoted)
-        semantic = _semantic(connection, query, params, embedder, database, lexical)
+        semantic = _semantic(connection, embedding, params, embedder, database, lexical)
         best = max(lexical.values(), default=0.0)
         calibrate = _calibration(semantic)
         # Not yet embedded: as similar as the embedded lexical candidates on average.
@@ -408,9 +413,29 @@ def _own_scores(connection: Connection, params: dict, rowids: list[int]) -> dict
     return {row.id: -row.rank for row in rows}
 
 
+_embedding_pool: ThreadPoolExecutor | None = None
+_embedding_pool_lock = threading.Lock()
+
+
+def _embed_soon(connection: Connection, query: str, embedder) -> tuple[int, Future] | None:
+    """Start embedding the query on a pool thread: (its vector space, the future
+    vector), or None without an embedder or any vectors of its space (nothing to
+    compare with: the query is not embedded at all)."""
+    global _embedding_pool
+    if embedder is None:
+        return None
+    space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
+    if space is None:
+        return None
+    with _embedding_pool_lock:
+        if _embedding_pool is None:
+            _embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
+    return space, _embedding_pool.submit(embedder.embed_one, query)
+
+
 def _semantic(
     connection: Connection,
-    query: str,
+    embedding: tuple[int, Future] | None,
     params: dict,
     embedder,
     database: str,
@@ -418,16 +443,13 @@ def _semantic(
 ) -> dict[int, float]:
     """Cosine similarity to the query of the nearest messages and of every lexical
     candidate that has a vector. Empty without an embedder or any vectors."""
-    if embedder is None:
+    if embedding is None:
         return {}
     from hermes.embeddings import EmbeddingError
 
-    # No vectors of this space yet (nothing embedded): skip embedding the query.
-    space = vectors.space_id(connection, embedder.space, embedder.dim, create=False)
-    if space is None:
-        return {}
+    space, pending = embedding
     try:
-        query_vector = embedder.embed_one(query)
+        query_vector = pending.result()
     except EmbeddingError as exc:
         log.warning("semantic search skipped: %s", exc)
         return {}
