@@ -256,7 +256,7 @@ def test_a_rare_word_the_user_remembers_leads(store, monkeypatch):
 def test_search_during_backfill_is_lexical_for_the_rest(store):
     messages = _paraphrase_store(store)
     space = indexer.ensure_space(store.engine, store.embedder)
-    count, _ = indexer.embed_batch(store.engine, store.embedder, space, 0, batch=2)
+    count, _, _ = indexer.embed_batch(store.engine, store.embedder, space, 0, batch=2)
     assert count == 2
     assert store.index_status() == (2, 4)
     # The not-yet-embedded Lisbon message is still found by its words.

@@ -71,19 +71,11 @@ def pending_count(engine: Engine, space: int) -> int:
 
 def embed_batch(
     engine: Engine, embedder: Embedder, space: int, after: int, batch: int = BATCH
-) -> tuple[int, int]:
-    """Embed up to ``batch`` pending messages with ids above ``after``: how many
-    were looked at, and the last id (0, 0 when nothing was pending). See
-    :func:`embed_pending` for which of them got a vector."""
-    looked, last, _stored = embed_pending(engine, embedder, space, after, batch)
-    return looked, last
-
-
-def embed_pending(
-    engine: Engine, embedder: Embedder, space: int, after: int, batch: int = BATCH
 ) -> tuple[int, int, int]:
-    """:func:`embed_batch`, plus how many vectors were stored: fewer than looked at
-    when a message's text changed meanwhile (it stays pending)."""
+    """Embed up to ``batch`` pending messages with ids above ``after``: how many
+    were looked at, the last id, and how many vectors were stored (0, 0, 0 when
+    nothing was pending). Fewer are stored than looked at when a message's text
+    changed meanwhile: it stays pending."""
     with read_transaction(engine) as connection:
         rows = connection.execute(
             text(
@@ -128,7 +120,7 @@ def reindex(engine: Engine, embedder: Embedder, *, batch: int = BATCH) -> Iterat
     after = 0
     yield Progress(0, total, 0.0)
     while True:
-        count, after = embed_batch(engine, embedder, space, after, batch)
+        count, after, _stored = embed_batch(engine, embedder, space, after, batch)
         if not count:
             break
         done += count
@@ -159,6 +151,7 @@ DEFER_MAX = 30.0
 # message, and so does a pass at least every FULL_PASS_SECONDS, which catches
 # a change nobody poked about.
 FULL_PASS_SECONDS = 600.0
+NO_POKE = 1 << 62  # "nothing poked about during this pass": above every message id
 
 
 class BackgroundIndexer:
@@ -263,7 +256,7 @@ class BackgroundIndexer:
         start, clean = after, True
         while not self._stop.is_set():
             self._defer()
-            count, last, stored = embed_pending(
+            count, last, stored = embed_batch(
                 self.engine, self.embedder, space, after, BACKGROUND_BATCH
             )
             if not count:
@@ -275,9 +268,6 @@ class BackgroundIndexer:
             # stay above the floor; so does what was written after the pass began.
             reached = min(top, after) if self._stop.is_set() else top
             self._floor = min(reached if clean else start, self._lowest)
-
-
-NO_POKE = 1 << 62
 
 
 def _lowest_priority() -> None:

@@ -429,7 +429,9 @@ def _embed_soon(connection: Connection, query: str, embedder) -> tuple[int, Futu
         return None
     with _embedding_pool_lock:
         if _embedding_pool is None:
-            _embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embed")
+            # Threads start only as concurrent searches need them; an endpoint
+            # embedder's HTTP calls must not queue behind each other.
+            _embedding_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="query-embed")
     return space, _embedding_pool.submit(embedder.embed_one, query)
 
 
